@@ -22,7 +22,7 @@ inline constexpr int kQK4_1 = 32;
 inline constexpr int kQK5_0 = 32;
 inline constexpr int kQK5_1 = 32;
 inline constexpr int kQK8_0 = 32;
-inline constexpr int kQK_K = 256;     // super-block size of the K-quants
+inline constexpr int kQK_K = 256;       // super-block size of the K-quants
 inline constexpr int kKScaleSize = 12;  // packed 6-bit scales+mins of Q4_K/Q5_K
 
 struct BlockQ4_0 {

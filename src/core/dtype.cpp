@@ -74,7 +74,9 @@ const TypeTraits& traits(GgmlType type) {
   return e->traits;
 }
 
-std::string_view type_name(GgmlType type) { return traits(type).name; }
+std::string_view type_name(GgmlType type) {
+  return traits(type).name;
+}
 
 std::optional<GgmlType> parse_type_name(std::string_view name) {
   for (const Entry& e : kTable) {

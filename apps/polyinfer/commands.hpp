@@ -1,0 +1,11 @@
+// Each subcommand registers itself on the root CLI11 app; the callback it sets
+// runs the command and returns the process exit code through `exit_code`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace polyinfer::cli {
+
+void add_info_command(CLI::App& app, int& exit_code);
+
+}  // namespace polyinfer::cli

@@ -1,0 +1,18 @@
+// polyinfer command-line entry point: subcommands are registered from cmd_*.cpp.
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"polyinfer: LLM inference on every backend this machine can run", "polyinfer"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "polyinfer 0.1.0");
+  int exit_code = 0;
+  polyinfer::cli::add_info_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return exit_code;
+}
