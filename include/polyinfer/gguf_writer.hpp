@@ -64,6 +64,7 @@ class GgufWriter {
   // Throws kDuplicateTensor, kBadTensorShape (block size, dims).
   void add_tensor(const std::string& name, GgmlType type, const std::vector<int64_t>& ne);
 
+  const std::vector<GgufKv>& metadata() const { return kvs_; }
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
 
   // Writes the header to sink; the sink must outlive finish().
