@@ -98,9 +98,10 @@ def quant_input(seed: int) -> np.ndarray:
     outliers = rng.standard_normal(32).astype(np.float32)
     outliers[rng.choice(32, 3, replace=False)] *= np.float32(60.0)
     zeros = np.zeros(32, dtype=np.float32)
-    # Multiples of 1/8 up to 127/8: Q8_0 then rounds values at exact halves.
-    grid = (rng.integers(-127, 128, 32) / 8).astype(np.float32)
-    grid[0] = np.float32(127 / 8)
+    # amax = 127 makes Q8_0's d = id = 1, so these k + 0.5 values are exact
+    # rounding ties (halves away from zero, not to even).
+    grid = (rng.integers(-127, 127, 32) + 0.5).astype(np.float32)
+    grid[0] = np.float32(127)
     return np.concatenate([normal, equal, outliers, zeros, grid])
 
 
