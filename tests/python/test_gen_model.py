@@ -165,9 +165,16 @@ def test_qwen2_bf16(tmp_path):
 
 
 @pytest.mark.skipif(os.environ.get("POLYINFER_TEST_BIG") != "1",
-                    reason="writes 4.9 GB; set POLYINFER_TEST_BIG=1")
-def test_llama_8b_q4_k_m(tmp_path):
-    check_file(generate(tmp_path, "llama-8b", "llama", "q4_k_m"), "llama-8b", "llama", "q4_k_m")
+                    reason="writes up to 32 GB per file; set POLYINFER_TEST_BIG=1 (select with -k)")
+@pytest.mark.parametrize("preset", ["llama-1b", "llama-8b", "qwen2-0.5b"])
+@pytest.mark.parametrize("ftype", FLOAT_TYPES + QUANT_TYPES)
+def test_big_preset_every_type(tmp_path, preset, ftype):
+    arch = PRESETS[preset][0]
+    try:
+        check_file(generate(tmp_path, preset, arch, ftype), preset, arch, ftype)
+    finally:
+        for f in tmp_path.glob("*.gguf"):
+            f.unlink()  # these files are large; keep at most one on disk
 
 
 @pytest.mark.parametrize("preset", ["llama-1b", "llama-8b", "qwen2-0.5b"])
