@@ -69,12 +69,16 @@ void load_merges(const GgufFile& file, Vocab& v) {
   for (size_t i = 0; i < lines.size(); ++i) v.merge_rank.emplace(lines[i], static_cast<int32_t>(i));
 }
 
+// Converters write "no such token" as -1, which an unsigned key holds as 0xFFFFFFFF
+// (llama.cpp reads it back as LLAMA_TOKEN_NULL).
 int32_t token_id(const GgufFile& file, const Vocab& v, const std::string& key, int32_t fallback) {
-  const auto id = file.get_uint(key);
-  if (!id) return fallback;
-  if (*id >= v.tokens.size()) {
-    throw Error(ErrorCode::kInvalidArgument, file.name() + ": " + key + " = " +
-                                                 std::to_string(*id) + " is outside the vocab of " +
+  const GgufValue* value = file.find(key);
+  if (value == nullptr) return fallback;
+  const auto id = value->as_int();
+  if (id && (*id == -1 || *id == 0xFFFFFFFF)) return -1;
+  if (!id || *id < 0 || static_cast<uint64_t>(*id) >= v.tokens.size()) {
+    throw Error(ErrorCode::kInvalidArgument, file.name() + ": " + key +
+                                                 " is not a token id of the vocab of " +
                                                  std::to_string(v.tokens.size()));
   }
   return static_cast<int32_t>(*id);
