@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "polyinfer 0.1.0");
   int exit_code = 0;
   polyinfer::cli::add_info_command(app, exit_code);
+  polyinfer::cli::add_tokenize_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
