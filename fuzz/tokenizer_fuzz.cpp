@@ -1,7 +1,7 @@
 // libFuzzer target: encode + decode arbitrary bytes with the llama-spm vocab (path in
 // POLYINFER_FUZZ_VOCAB, loaded once). The first input byte picks add_special and
 // parse_special. Checks: no crash or sanitizer report, every id in range, plain-text
-// round trip decode(encode(x)) == x, and streaming decode equal to decode.
+// round trip decode(encode(x)) == x (up to "▁" -> " "), and streaming decode equal to decode.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -30,6 +30,14 @@ void check(bool ok, const char* what) {
   }
 }
 
+// SPM writes spaces as U+2581 "▁", so a literal "▁" in the input decodes as ' '
+// (llama.cpp does the same); everything else must come back unchanged.
+std::string expected_round_trip(std::string text) {
+  const std::string lower_block = "\xE2\x96\x81";
+  for (size_t at; (at = text.find(lower_block)) != std::string::npos;) text.replace(at, 3, " ");
+  return text;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -42,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const int32_t id : ids) check(id >= 0 && id < tok.n_vocab(), "id out of range");
   const std::string decoded = tok.decode(ids);
   // Parsed special tokens decode to nothing, so only plain text must round-trip.
-  if (!parse_special) check(decoded == text, "decode(encode(x)) != x");
+  if (!parse_special) check(decoded == expected_round_trip(text), "decode(encode(x)) != x");
   polyinfer::StreamingDecoder stream(tok);
   std::string streamed;
   for (const int32_t id : ids) streamed += stream.push(id);

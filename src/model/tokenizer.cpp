@@ -3,8 +3,6 @@
 // tokenizer_st_partition, token_to_piece, detokenize_impl).
 #include "polyinfer/tokenizer.hpp"
 
-#include <cstdlib>
-
 #include "model/byte_map.hpp"
 #include "model/vocab.hpp"
 #include "polyinfer/error.hpp"
@@ -81,12 +79,19 @@ std::string spm_unescape(std::string_view text) {
   return out;
 }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
 // "<0xNN>" -> the byte; anything else is kept as it is.
 std::string byte_token_value(const std::string& text) {
   if (text.size() == 6 && text.starts_with("<0x") && text.back() == '>') {
-    char* end = nullptr;
-    const unsigned long b = std::strtoul(text.substr(3, 2).c_str(), &end, 16);
-    if (*end == '\0') return std::string(1, static_cast<char>(b));
+    const int hi = hex_digit(text[3]);
+    const int lo = hex_digit(text[4]);
+    if (hi >= 0 && lo >= 0) return std::string(1, static_cast<char>(hi * 16 + lo));
   }
   return text;
 }
