@@ -8,5 +8,6 @@ namespace polyinfer::cli {
 
 void add_info_command(CLI::App& app, int& exit_code);
 void add_gen_model_command(CLI::App& app, int& exit_code);
+void add_tokenize_command(CLI::App& app, int& exit_code);
 
 }  // namespace polyinfer::cli

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   polyinfer::cli::add_info_command(app, exit_code);
   polyinfer::cli::add_gen_model_command(app, exit_code);
+  polyinfer::cli::add_tokenize_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
