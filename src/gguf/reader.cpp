@@ -205,6 +205,10 @@ class GgufParser {
     for (uint32_t d = 0; d < t.n_dims; ++d) {
       const uint64_t ne_at = cur_.pos();
       const uint64_t ne = cur_.read<uint64_t>("tensor dim");
+      if (ne == 0) {
+        cur_.fail(ErrorCode::kBadTensorShape, ne_at,
+                  "tensor '" + t.name + "': dim " + std::to_string(d) + " is 0");
+      }
       if (ne > static_cast<uint64_t>(INT64_MAX) ||
           __builtin_mul_overflow(n_elements, static_cast<int64_t>(ne), &n_elements)) {
         cur_.fail(ErrorCode::kDimsOverflow, ne_at,
@@ -227,10 +231,11 @@ class GgufParser {
                     " is not a multiple of the " + std::string(tt->name) + " block size " +
                     std::to_string(tt->block_size));
     }
-    // bytes = (ne0 / block) * type_size * ne1 * ne2 * ne3; n_elements fits int64, so
-    // the row count and per-row bytes do too, but their product may not.
+    // bytes = (ne0 / block) * type_size * ne1 * ne2 * ne3. Every dim is >= 1 and the
+    // element count fits int64, so the row count does too; row bytes times rows may not.
     const uint64_t row_bytes = static_cast<uint64_t>(t.ne[0] / tt->block_size) * tt->type_size;
-    const uint64_t rows = static_cast<uint64_t>(t.ne[1] * t.ne[2] * t.ne[3]);
+    const uint64_t rows = static_cast<uint64_t>(t.ne[1]) * static_cast<uint64_t>(t.ne[2]) *
+                          static_cast<uint64_t>(t.ne[3]);
     if (__builtin_mul_overflow(row_bytes, rows, &t.n_bytes)) {
       cur_.fail(ErrorCode::kDimsOverflow, dims_at,
                 "tensor '" + t.name + "': byte size overflows 64 bits");

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -182,6 +185,10 @@ TEST(GgufCorrupt, BadDims) {
   poke<uint64_t>(b, nd + 12, 4);  // element count overflows int64
   EXPECT_EQ(parse_error(b), ErrorCode::kDimsOverflow);
   b = small_file();
+  poke<uint64_t>(b, nd + 4, 0);  // a zero dim would hide overflow in the other dims
+  poke<uint64_t>(b, nd + 12, uint64_t{1} << 62);
+  EXPECT_EQ(parse_error(b), ErrorCode::kBadTensorShape);
+  b = small_file();
   poke<uint64_t>(b, nd + 4, ~uint64_t{0});  // negative as int64
   EXPECT_EQ(parse_error(b), ErrorCode::kDimsOverflow);
   b = small_file();
@@ -222,6 +229,21 @@ TEST(GgufCorrupt, BoolOutsideZeroOne) {
   Bytes b = sink.bytes();
   b[key_type_at(b, "flag") + 4] = 2;
   EXPECT_EQ(parse_error(b), ErrorCode::kTypeMismatch);
+}
+
+// Inputs the fuzzer once crashed on: each must now be rejected with a GgufError.
+TEST(GgufCorrupt, FuzzRegressions) {
+  const std::filesystem::path dir =
+      std::filesystem::path(POLYINFER_TEST_DATA_DIR) / "gguf-fuzz-regressions";
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const Bytes b{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    SCOPED_TRACE(entry.path().string());
+    parse_error(b);
+    ++n;
+  }
+  EXPECT_GE(n, 1) << "no regression inputs in " << dir;
 }
 
 }  // namespace
