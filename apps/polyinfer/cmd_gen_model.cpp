@@ -9,6 +9,7 @@
 
 #include "cli_error.hpp"
 #include "commands.hpp"
+#include "gguf_json.hpp"
 #include "polyinfer/error.hpp"
 #include "polyinfer/gen_model.hpp"
 
@@ -27,11 +28,7 @@ struct GenModelArgs {
 
 // Scalars as values; arrays (the tokenizer) by element type and length only.
 Json metadata_value(const GgufValue& v) {
-  if (const std::string* s = v.as_string()) return *s;
-  if (auto b = v.as_bool()) return *b;
-  if (auto f = v.as_float()) return *f;
-  if (auto u = v.as_uint()) return *u;
-  if (auto i = v.as_int()) return *i;
+  if (!v.is_array()) return scalar_json(v);
   return Json{{"array", std::string(value_type_name(v.array_type()))}, {"length", v.array_size()}};
 }
 

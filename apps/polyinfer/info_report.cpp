@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "gguf_json.hpp"
 #include "polyinfer/model_info.hpp"
 
 namespace polyinfer::cli {
@@ -71,11 +72,7 @@ Json tensor_summary(const GgufFile& f, Json& out) {
 
 // A metadata value for display: arrays longer than 8 are cut, with their length.
 Json value_json(const GgufValue& v) {
-  if (const std::string* s = v.as_string()) return *s;
-  if (auto b = v.as_bool()) return *b;
-  if (auto f = v.as_float()) return *f;
-  if (auto i = v.as_int()) return *i;
-  if (auto u = v.as_uint()) return *u;
+  if (!v.is_array()) return scalar_json(v);
   Json items = Json::array();
   const size_t n = v.array_size();
   for (size_t i = 0; i < n && i < 8; ++i) items.push_back(value_json(v.element(i)));

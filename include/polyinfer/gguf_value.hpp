@@ -53,14 +53,19 @@ class GgufValue {
   static GgufValue f64(double v) { return scalar(GgufValueType::FLOAT64, v); }
   static GgufValue string(std::string v);
   static GgufValue string_array(std::vector<std::string> items);
-  // Array of `elem` scalars; T must be the C type of `elem` (same size; checked).
+  // Array of `elem` scalars; T must be the C type of `elem`. Throws
+  // Error(kInvalidArgument) when elem is STRING/ARRAY or sizeof(T) differs.
   template <typename T>
   static GgufValue array(GgufValueType elem, std::span<const T> items) {
     return packed_array(elem, items.data(), items.size(), sizeof(T));
   }
-  // Array whose elements are themselves arrays (elem type ARRAY).
+  // Array whose elements are themselves arrays (elem type ARRAY). Throws
+  // Error(kInvalidArgument) if any element is not an array.
   static GgufValue nested_array(std::vector<GgufValue> arrays);
-  // Numeric array from raw little-endian element bytes (used by the reader).
+  // A numeric/bool scalar from its little-endian bytes (scalar_size(type) of them).
+  static GgufValue scalar_from_bytes(GgufValueType type, const uint8_t* bytes);
+  // Numeric array from raw little-endian element bytes (used by the reader); throws
+  // like array().
   static GgufValue packed_array(GgufValueType elem, const void* data, size_t count,
                                 size_t elem_bytes);
 
@@ -79,7 +84,8 @@ class GgufValue {
   // Array access (precondition: is_array()).
   GgufValueType array_type() const { return elem_type_; }
   size_t array_size() const;
-  // Element i as a standalone value (copies; for printing and tests).
+  // Element i as a standalone value (copies; for printing and tests). Throws
+  // Error(kInvalidArgument) (numeric arrays) or std::out_of_range when i >= array_size().
   GgufValue element(size_t i) const;
   const std::vector<std::string>& strings() const { return strings_; }
   const std::vector<GgufValue>& arrays() const { return nested_; }

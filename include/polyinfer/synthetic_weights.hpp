@@ -20,7 +20,9 @@ inline constexpr float kBiasStd = 0.02f;
 // The random stream key of one tensor.
 uint64_t tensor_stream_key(uint64_t seed, std::string_view tensor_name);
 
-// Fills out[0 .. n_rows*ne0) with rows [row_begin, row_begin + n_rows) of the tensor.
+// Fills out[0 .. n_rows*ne0) (F32, row-major: ne0 contiguous) with rows
+// [row_begin, row_begin + n_rows) of the tensor. Does not throw; out must hold
+// n_rows * ne0 floats.
 void fill_weight_rows(WeightKind kind, uint64_t key, int64_t ne0, int64_t row_begin, int64_t n_rows,
                       float* out);
 

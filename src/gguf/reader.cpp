@@ -118,7 +118,7 @@ class GgufParser {
     }
     const size_t size = scalar_size(type);
     std::span<const uint8_t> raw = cur_.read_bytes(size, value_type_name(type));
-    GgufValue v = GgufValue::packed_array(type, raw.data(), 1, size).element(0);
+    GgufValue v = GgufValue::scalar_from_bytes(type, raw.data());
     if (type == GgufValueType::BOOL && raw[0] > 1) {
       cur_.fail(ErrorCode::kTypeMismatch, cur_.pos() - 1,
                 "bool value " + std::to_string(raw[0]) + " is neither 0 nor 1");

@@ -171,15 +171,18 @@ size_t GgufValue::array_size() const {
   return packed_.size() / scalar_size(elem_type_);
 }
 
+GgufValue GgufValue::scalar_from_bytes(GgufValueType type, const uint8_t* bytes) {
+  GgufValue out;
+  out.type_ = type;
+  std::memcpy(&out.bits_, bytes, scalar_size(type));
+  return out;
+}
+
 GgufValue GgufValue::element(size_t i) const {
   if (elem_type_ == GgufValueType::STRING) return string(strings_.at(i));
   if (elem_type_ == GgufValueType::ARRAY) return nested_.at(i);
-  const size_t size = scalar_size(elem_type_);
   if (i >= array_size()) throw Error(ErrorCode::kInvalidArgument, "array index out of range");
-  GgufValue out;
-  out.type_ = elem_type_;
-  std::memcpy(&out.bits_, packed_.data() + i * size, size);
-  return out;
+  return scalar_from_bytes(elem_type_, packed_.data() + i * scalar_size(elem_type_));
 }
 
 }  // namespace polyinfer

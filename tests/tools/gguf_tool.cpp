@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "gguf_json.hpp"
 #include "gguf_sample.hpp"
 #include "polyinfer/gguf.hpp"
 
@@ -33,12 +34,7 @@ Json array_json(const GgufValue& v) {
 }
 
 Json value_json(const GgufValue& v) {
-  if (const std::string* s = v.as_string()) return *s;
-  if (auto b = v.as_bool()) return *b;
-  if (auto f = v.as_float()) return *f;
-  if (auto i = v.as_int()) return *i;
-  if (auto u = v.as_uint()) return *u;
-  return array_json(v);
+  return v.is_array() ? array_json(v) : polyinfer::cli::scalar_json(v);
 }
 
 std::string hex(std::span<const uint8_t> bytes) {
