@@ -1,0 +1,33 @@
+// Matrix-multiply kernels of the CPU backend, per weight type. Weights stay in
+// their stored GGUF block format; activations (F32) are first converted to
+// the type the dot product wants (Q8_0 / Q8_1 / Q8_K blocks for quantized
+// weights, as ggml does, so integer dot products can be used), then a tiled
+// GEMM runs over (weight rows) x (activation columns). SIMD through Highway
+// with run-time dispatch.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "polyinfer/dtype.hpp"
+
+namespace polyinfer::cpu {
+
+struct MatmulKernels {
+  GgmlType act_type;  // format activations are converted to
+  // Convert one F32 row of k elements (k % block of act_type == 0) to act_type.
+  void (*convert_act)(const float* x, void* y, int64_t k);
+  // For r < n_rows, c < n_cols:
+  //   dst[c * dst_stride + r] = sum_k W[r][k] * A[c][k]
+  // W rows start every w_stride bytes, converted activation rows every
+  // a_stride bytes, dst_stride counts floats.
+  void (*gemm)(int64_t k, const void* w, size_t w_stride, int64_t n_rows, const void* a,
+               size_t a_stride, int64_t n_cols, float* dst, size_t dst_stride);
+};
+
+// Kernels for a weight type, nullptr when the type has none.
+const MatmulKernels* matmul_kernels(GgmlType weight_type);
+
+// The Highway target chosen at run time for this CPU, e.g. "AVX3_DL", "AVX2", "NEON".
+const char* simd_target_name();
+
+}  // namespace polyinfer::cpu
