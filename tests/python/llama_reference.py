@@ -132,6 +132,10 @@ def read_gguf(path) -> tuple[HParams, dict]:
     n_head = int(_field(reader, f"{arch}.attention.head_count", required=True))
     n_head_kv = int(_field(reader, f"{arch}.attention.head_count_kv", n_head))
     head_dim = n_embd // n_head
+    for key in ("key_length", "value_length"):
+        explicit = _field(reader, f"{arch}.attention.{key}")
+        if explicit is not None and int(explicit) != head_dim:
+            raise ValueError(f"{arch}.attention.{key} = {explicit} != n_embd / n_head: not supported")
     n_rot = int(_field(reader, f"{arch}.rope.dimension_count", head_dim))
 
     factor = 1.0
