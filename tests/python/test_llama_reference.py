@@ -155,7 +155,8 @@ def _read_safetensors(path):
             continue
         assert info["dtype"] == "F32"
         a, b = info["data_offsets"]
-        out[name] = np.frombuffer(raw[8 + n + a:8 + n + b], dtype="<f4").reshape(info["shape"]).astype(np.float64)
+        data = np.frombuffer(raw[8 + n + a:8 + n + b], dtype="<f4")
+        out[name] = data.reshape(info["shape"]).astype(np.float64)
     return out
 
 
