@@ -9,5 +9,7 @@ namespace polyinfer::cli {
 void add_info_command(CLI::App& app, int& exit_code);
 void add_gen_model_command(CLI::App& app, int& exit_code);
 void add_tokenize_command(CLI::App& app, int& exit_code);
+void add_run_command(CLI::App& app, int& exit_code);
+void add_bench_command(CLI::App& app, int& exit_code);
 
 }  // namespace polyinfer::cli

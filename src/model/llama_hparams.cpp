@@ -45,6 +45,10 @@ LlamaHParams read_llama_hparams(const GgufFile& f) {
         ErrorCode::kBadModel,
         f.name() + ": not a model (no general.architecture key; a vocab-only or data file?)");
   }
+  if (f.tensors().empty()) {
+    throw Error(ErrorCode::kBadModel,
+                f.name() + ": not a model (it has no tensors; a vocab-only file?)");
+  }
   if (!is_supported_arch(m.arch)) {
     throw Error(ErrorCode::kUnsupported, f.name() + ": unsupported model architecture '" + m.arch +
                                              "' (supported: llama, qwen2)");

@@ -58,7 +58,11 @@ int main(int argc, char** argv) {
     polyinfer::SessionParams p;
     p.n_threads = threads;
     p.n_batch = n_batch;
-    p.cache_type = *polyinfer::parse_type_name(cache);
+    const auto cache_type = polyinfer::parse_type_name(cache);
+    if (!cache_type)
+      throw polyinfer::Error(polyinfer::ErrorCode::kInvalidArgument,
+                             "unknown --cache-type " + cache);
+    p.cache_type = *cache_type;
     auto s = polyinfer::Session::open(model, p);
     std::vector<int32_t> tokens = parse_ids(tokens_arg);
     const size_t v = static_cast<size_t>(s->model().n_vocab);
