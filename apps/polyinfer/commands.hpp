@@ -11,5 +11,6 @@ void add_gen_model_command(CLI::App& app, int& exit_code);
 void add_tokenize_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
+void add_backends_command(CLI::App& app, int& exit_code);
 
 }  // namespace polyinfer::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   polyinfer::cli::add_tokenize_command(app, exit_code);
   polyinfer::cli::add_run_command(app, exit_code);
   polyinfer::cli::add_bench_command(app, exit_code);
+  polyinfer::cli::add_backends_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
