@@ -34,7 +34,9 @@ static int broken_probe(char* reason, size_t reason_len) {
 #endif
 }
 
-static int broken_device_count(void) { return 0; }
+static int broken_device_count(void) {
+  return 0;
+}
 
 static pi_status broken_device_info(int index, pi_device_info* out) {
   (void)index, (void)out;
@@ -56,7 +58,9 @@ int polyinfer_test_missing_dep(void); /* in libpi_test_missing_dep.so, absent at
 
 #if defined(BROKEN_NO_ENTRY)
 /* The entry under a wrong name, as a plugin built against another header might have it. */
-TEST_PLUGIN_EXPORT const pi_backend_vtable* polyinfer_backend_entry_v0(void) { return &kVtable; }
+TEST_PLUGIN_EXPORT const pi_backend_vtable* polyinfer_backend_entry_v0(void) {
+  return &kVtable;
+}
 #else
 TEST_PLUGIN_EXPORT const pi_backend_vtable* polyinfer_backend_entry(void) {
 #if defined(BROKEN_MISSING_DEP)

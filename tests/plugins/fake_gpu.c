@@ -22,7 +22,9 @@ static int fake_probe(char* reason, size_t reason_len) {
   return 1;
 }
 
-static int fake_device_count(void) { return FAKE_WITH_IGPU ? 2 : 1; }
+static int fake_device_count(void) {
+  return FAKE_WITH_IGPU ? 2 : 1;
+}
 
 static pi_status fake_device_info(int index, pi_device_info* out) {
   if (index < 0 || index >= fake_device_count() || out == NULL) return PI_ERR_INVALID;
@@ -50,4 +52,6 @@ static pi_status fake_device_info(int index, pi_device_info* out) {
 static const pi_backend_vtable kVtable =
     TEST_VTABLE(PI_ABI_VERSION, FAKE_NAME, fake_probe, fake_device_count, fake_device_info);
 
-TEST_PLUGIN_EXPORT const pi_backend_vtable* polyinfer_backend_entry(void) { return &kVtable; }
+TEST_PLUGIN_EXPORT const pi_backend_vtable* polyinfer_backend_entry(void) {
+  return &kVtable;
+}

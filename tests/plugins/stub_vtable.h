@@ -11,7 +11,9 @@ static pi_status stub_device_open(int index, const char* options, pi_device* out
   (void)index, (void)options, (void)out;
   return PI_ERR_UNSUPPORTED;
 }
-static void stub_device_close(pi_device dev) { (void)dev; }
+static void stub_device_close(pi_device dev) {
+  (void)dev;
+}
 static const char* stub_last_error(pi_device dev) {
   (void)dev;
   return "test plugin: not implemented";
@@ -24,13 +26,15 @@ static pi_status stub_buffer_wrap_host(pi_device dev, void* ptr, uint64_t size, 
   (void)dev, (void)ptr, (void)size, (void)out;
   return PI_ERR_UNSUPPORTED;
 }
-static void stub_buffer_free(pi_buffer buf) { (void)buf; }
+static void stub_buffer_free(pi_buffer buf) {
+  (void)buf;
+}
 static void* stub_buffer_map(pi_buffer buf) {
   (void)buf;
   return NULL;
 }
 static pi_status stub_buffer_write(pi_stream s, pi_buffer buf, uint64_t offset, const void* src,
-                                uint64_t size) {
+                                   uint64_t size) {
   (void)s, (void)buf, (void)offset, (void)src, (void)size;
   return PI_ERR_UNSUPPORTED;
 }
@@ -43,7 +47,9 @@ static pi_status stub_stream_create(pi_device dev, pi_stream* out) {
   (void)dev, (void)out;
   return PI_ERR_UNSUPPORTED;
 }
-static void stub_stream_destroy(pi_stream s) { (void)s; }
+static void stub_stream_destroy(pi_stream s) {
+  (void)s;
+}
 static pi_status stub_stream_sync(pi_stream s) {
   (void)s;
   return PI_ERR_UNSUPPORTED;
@@ -58,11 +64,12 @@ static pi_status stub_graph_submit(pi_stream s, const pi_graph* graph) {
 }
 
 /* A vtable with the given ABI version, name and discovery functions; the rest are stubs. */
-#define TEST_VTABLE(abi, name, probe, device_count, device_info)                             \
-  {abi,                  name,               probe,             device_count,            \
-   device_info,          stub_device_open,   stub_device_close, stub_last_error,         \
-   stub_buffer_alloc,    stub_buffer_wrap_host, stub_buffer_free, stub_buffer_map,       \
-   stub_buffer_write,       stub_buffer_read,   stub_stream_create, stub_stream_destroy,    \
-   stub_stream_sync,     stub_supports,      stub_graph_submit}
+#define TEST_VTABLE(abi, name, probe, device_count, device_info)                      \
+  {                                                                                   \
+    abi, name, probe, device_count, device_info, stub_device_open, stub_device_close, \
+        stub_last_error, stub_buffer_alloc, stub_buffer_wrap_host, stub_buffer_free,  \
+        stub_buffer_map, stub_buffer_write, stub_buffer_read, stub_stream_create,     \
+        stub_stream_destroy, stub_stream_sync, stub_supports, stub_graph_submit       \
+  }
 
 #endif
