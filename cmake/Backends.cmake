@@ -169,7 +169,8 @@ foreach(_pi_name IN LISTS POLYINFER_BACKEND_SWITCHES)
 endforeach()
 
 file(WRITE ${CMAKE_BINARY_DIR}/backends.txt "${_pi_table}")
-message(STATUS "${_pi_table}")
+string(STRIP "${_pi_table}" _pi_table_text)
+message(STATUS "${_pi_table_text}")
 add_custom_target(show-backends
   COMMAND ${CMAKE_COMMAND} -E cat ${CMAKE_BINARY_DIR}/backends.txt
   COMMENT "" VERBATIM)

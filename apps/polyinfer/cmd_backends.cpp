@@ -28,9 +28,11 @@ void print_device(const std::string& backend, const Json& d) {
   std::string line = "      " + backend + ":" + str(d["index"]) + "  " + str(d["name"]) + "  " +
                      str(d["kind"]) + "  memory " + gib(d["memory_free"].get<uint64_t>()) + "/" +
                      gib(d["memory_total"].get<uint64_t>()) + " GiB free/total";
-  for (const char* key : {"driver_version", "compute_version", "bus_id"}) {
+  for (const auto& [key, label] :
+       {std::pair{"driver_version", "driver"}, std::pair{"compute_version", "compute"},
+        std::pair{"bus_id", "bus"}}) {
     const std::string v = str(d[key]);
-    if (!v.empty()) line += std::string("  ") + key + " " + v;
+    if (!v.empty()) line += std::string("  ") + label + " " + v;
   }
   std::printf("%s\n", line.c_str());
 }

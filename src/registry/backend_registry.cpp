@@ -9,6 +9,7 @@
 #include "registry/plugin_inspect.hpp"
 #include "registry/plugin_search.hpp"
 #include "registry/probe_isolated.hpp"
+#include "registry/stdout_guard.hpp"
 
 namespace polyinfer {
 namespace {
@@ -89,6 +90,7 @@ void probe_plugins(std::vector<BackendEntry>& entries, std::chrono::milliseconds
     candidates.push_back({e.name, e.plugin_path});
   }
   std::vector<PluginProbe> results = probe_isolated(candidates, timeout);
+  const StdoutToStderr quiet;
   for (size_t i = 0; i < present.size(); ++i) {
     BackendEntry& e = *present[i];
     apply(e, results[i].status == PluginStatus::kUsable ? inspect_plugin(e.plugin_path, e.name)

@@ -47,7 +47,8 @@ void reset_crash_handling() {
 }
 
 [[noreturn]] void run_child(const PluginCandidate& c, int fd) {
-  // A chatty driver must not write into the parent's stdout (think `backends --json`).
+  // A chatty driver must not write into the parent's stdout (think `backends --json`); the
+  // child never restores it.
   dup2(STDERR_FILENO, STDOUT_FILENO);
   reset_crash_handling();
   write_all(fd, encode_probe(inspect_plugin(c.path, c.name)));

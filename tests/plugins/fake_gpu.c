@@ -4,7 +4,8 @@
  *
  * Compile definitions: FAKE_NAME backend name ("cuda"); FAKE_DEVICE device name;
  * FAKE_BUS_ID PCI bus id or ""; FAKE_UUID_BYTE fills the UUID when non-zero;
- * FAKE_WITH_IGPU adds device 1, an integrated GPU on bus 0000:00:02.0. */
+ * FAKE_WITH_IGPU adds device 1, an integrated GPU on bus 0000:00:02.0; FAKE_CHATTY prints a
+ * driver banner on stdout from the probe, as some drivers do. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,9 +17,16 @@
 #ifndef FAKE_WITH_IGPU
 #define FAKE_WITH_IGPU 0
 #endif
+#ifndef FAKE_CHATTY
+#define FAKE_CHATTY 0
+#endif
 
 static int fake_probe(char* reason, size_t reason_len) {
   (void)reason, (void)reason_len;
+  if (FAKE_CHATTY) {
+    printf("fake driver banner from %s\n", FAKE_NAME);
+    fflush(stdout);
+  }
   return 1;
 }
 

@@ -139,6 +139,25 @@ def test_dedupe_and_priority(bin_dir, plugins, config_home):
                          POLYINFER_BACKEND_PATH=path)) == ["vulkan:0", "cpu:0"]
 
 
+def test_plugin_of_another_name_is_listed_and_its_stdout_chatter_kept_out(bin_dir, plugins,
+                                                                           config_home):
+    r = run(bin_dir / "polyinfer", ["--json"], config_home,
+            POLYINFER_BACKEND_PATH=plugins / "extra")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)  # the banner did not land in the JSON
+    assert r.stderr.count("fake driver banner from fakedev") == 2  # the child's probe, then ours
+    assert [b["name"] for b in rep["backends"]] == KNOWN[:-1] + ["fakedev", "cpu"]
+    extra = rep["backends"][-2]
+    assert (extra["known"], extra["compiled"], extra["status"]) == (False, False, "usable")
+    assert picked(rep) == ["fakedev:0", "cpu:0"]
+    assert picked(report(bin_dir / "polyinfer", ["--backend", "fakedev"], config_home,
+                         POLYINFER_BACKEND_PATH=plugins / "extra")) == ["fakedev:0", "cpu:0"]
+    r = run(bin_dir / "polyinfer", [], config_home, POLYINFER_BACKEND_PATH=plugins / "extra")
+    assert "fake driver banner" not in r.stdout
+    assert [l.split()[1:3] for l in r.stdout.splitlines() if l.startswith("7 ")] == \
+        [["fakedev", "external"]]
+
+
 @pytest.mark.parametrize("field,cli,env,config,expect", [
     ("backend", ["--backend", "cpu"], {"POLYINFER_BACKEND": "vulkan"}, {"backend": "cuda"},
      [["cpu:0"], ["vulkan:0", "vulkan:1", "cpu:0"], ["cuda:0", "cpu:0"]]),
