@@ -100,8 +100,4 @@ std::vector<PluginCandidate> find_plugins(const std::vector<std::string>& dirs) 
   return found;
 }
 
-std::string plugin_file_name(const std::string& name) {
-  return std::string(kPrefix) + name + std::string(kSuffix);
-}
-
 }  // namespace polyinfer

@@ -22,7 +22,4 @@ std::string current_executable();
 // skipped. Ordered by first appearance (directory order, then file name).
 std::vector<PluginCandidate> find_plugins(const std::vector<std::string>& dirs);
 
-// "libpolyinfer-<name>.so".
-std::string plugin_file_name(const std::string& name);
-
 }  // namespace polyinfer

@@ -24,6 +24,8 @@ const char* plugin_status_name(PluginStatus s) {
 
 std::string plugin_status_line(PluginStatus s, const std::string& reason) {
   std::string line = plugin_status_name(s);
+  // A reason in parentheses qualifies the status ("not found (searched: ...)", "ABI mismatch
+  // (plugin v2, host v1)"); any other reason follows a colon.
   if (!reason.empty()) line += (reason.front() == '(' ? " " : ": ") + reason;
   return line;
 }
