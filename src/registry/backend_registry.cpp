@@ -10,6 +10,7 @@
 #include "registry/plugin_search.hpp"
 #include "registry/probe_isolated.hpp"
 #include "registry/stdout_guard.hpp"
+#include "registry/string_list.hpp"
 
 namespace polyinfer {
 namespace {
@@ -30,16 +31,6 @@ std::chrono::milliseconds timeout_from_env() {
         "POLYINFER_PROBE_TIMEOUT_MS must be a positive number of milliseconds, not '" + text + "'");
   }
   return std::chrono::milliseconds(ms);
-}
-
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
-bool contains(const std::vector<std::string>& items, std::string_view s) {
-  return std::find(items.begin(), items.end(), s) != items.end();
 }
 
 BackendEntry plugin_entry(const std::string& name, bool known, const RegistryOptions& o) {

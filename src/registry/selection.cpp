@@ -4,19 +4,10 @@
 
 #include "polyinfer/error.hpp"
 #include "registry/auto_select.hpp"
+#include "registry/string_list.hpp"
 
 namespace polyinfer {
 namespace {
-
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
-bool contains(const std::vector<std::string>& items, const std::string& s) {
-  return std::find(items.begin(), items.end(), s) != items.end();
-}
 
 std::vector<const SelectionLayer*> layers(const SelectionRequest& r) {
   return {&r.command_line, &r.environment, &r.config.choice};
@@ -139,13 +130,15 @@ const SelectionLayer* priority_layer(const SelectionRequest& r) {
   return nullptr;
 }
 
-void append_cpu(const BackendRegistry& reg, Selection& sel) {
-  const bool has_cpu = std::any_of(sel.devices.begin(), sel.devices.end(),
-                                   [](const SelectedDevice& d) { return d.backend == "cpu"; });
-  if (has_cpu) return;
-  sel.devices.push_back(selected_device(*reg.find("cpu"), 0));
-  if (sel.devices.size() == 1)
+// The CPU device goes last, named or not: it runs what the others cannot.
+void put_cpu_last(const BackendRegistry& reg, Selection& sel) {
+  const auto is_cpu = [](const SelectedDevice& d) { return d.backend == "cpu"; };
+  const auto cpu = std::stable_partition(sel.devices.begin(), sel.devices.end(),
+                                         [&](const SelectedDevice& d) { return !is_cpu(d); });
+  if (cpu == sel.devices.end()) sel.devices.push_back(selected_device(*reg.find("cpu"), 0));
+  if (sel.devices.size() == 1) {
     sel.reasons.push_back("no accelerator selected: the CPU runs it all");
+  }
 }
 
 }  // namespace
@@ -177,7 +170,7 @@ Selection select_devices(const BackendRegistry& registry, const SelectionRequest
     sel.devices = auto_select(registry, sel.priority, request.config.disabled, request.config.path,
                               sel.reasons);
   }
-  append_cpu(registry, sel);
+  put_cpu_last(registry, sel);
   for (SelectedDevice& d : sel.devices) {
     const auto it = request.config.options.find(d.backend);
     if (it != request.config.options.end()) d.options = it->second;

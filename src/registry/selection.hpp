@@ -16,7 +16,7 @@
 //    GPU device of a usable backend, except one whose PCI bus id (or UUID) an earlier backend
 //    already gave, CPU-kind devices (the cpu backend runs the host), and integrated or other
 //    devices when a discrete GPU was found.
-//  * The CPU device always comes last: it runs what the others cannot.
+//  * The CPU device always comes last (moved there if named): it runs what the others cannot.
 #pragma once
 #include <string>
 #include <vector>

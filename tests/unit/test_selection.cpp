@@ -99,6 +99,8 @@ TEST_F(Selecting, NamingADeviceReachesItDespiteDedupe) {
   EXPECT_EQ(picked(select()), (Devices{"vulkan:0", "cpu:0"}));
   cli().devices = {{"vulkan", 1}, {"cuda", 0}, {"cpu", 0}};
   EXPECT_EQ(picked(select()), (Devices{"vulkan:1", "cuda:0", "cpu:0"}));
+  cli().devices = {{"cpu", 0}, {"cuda", 0}};  // the CPU goes last even when named first
+  EXPECT_EQ(picked(select()), (Devices{"cuda:0", "cpu:0"}));
 }
 
 TEST_F(Selecting, BackendPrecedence) {
