@@ -28,6 +28,9 @@ enum class ErrorCode {
   kTooLarge,            // a count larger than the file could hold
   kKeyNotFound,         // metadata lookup failed
   kTypeMismatch,        // metadata value has a different type than requested
+  kBadModel,            // a valid GGUF that is not a usable model (missing tensor, bad shape)
+  kBackend,             // a backend reported a failure (device error, out of memory)
+  kContextFull,         // the tokens do not fit the context window
 };
 
 const char* error_code_name(ErrorCode code);

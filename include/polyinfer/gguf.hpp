@@ -56,6 +56,8 @@ class GgufFile {
   const std::string& name() const { return name_; }
   uint32_t version() const { return version_; }
   uint64_t file_size() const { return bytes_.size(); }
+  // The whole file as mapped (read-only; valid while this GgufFile lives).
+  std::span<const uint8_t> bytes() const { return bytes_; }
   uint32_t alignment() const { return alignment_; }
   // Absolute offset of the data section (may exceed file_size() for vocab-only files).
   uint64_t data_offset() const { return data_offset_; }

@@ -42,6 +42,12 @@ const char* error_code_name(ErrorCode code) {
       return "key_not_found";
     case ErrorCode::kTypeMismatch:
       return "type_mismatch";
+    case ErrorCode::kBadModel:
+      return "bad_model";
+    case ErrorCode::kBackend:
+      return "backend";
+    case ErrorCode::kContextFull:
+      return "context_full";
   }
   return "unknown";
 }

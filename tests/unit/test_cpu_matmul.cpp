@@ -188,16 +188,13 @@ TEST_P(MatmulKernelTest, SmallShapesAllColumnCounts) {
   });
 }
 
-// The benchmark models' types at a real model width.
-TEST_P(MatmulKernelTest, WideRows) {
-  const GgmlType type = GetParam();
-  const bool benchmark_type = type == GgmlType::Q4_0 || type == GgmlType::Q8_0 ||
-                              type == GgmlType::F16 || type == GgmlType::Q4_K ||
-                              type == GgmlType::Q6_K;
-  if (!benchmark_type) GTEST_SKIP() << "k=4096 runs for the benchmark models' types";
+// The benchmark models' types (Q4_K_M is Q4_K + Q6_K) at a real model width.
+class MatmulWideTest : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(MatmulWideTest, WideRows) {
   for_each_target([&] {
     for (const int64_t n_cols : {1, 17}) {
-      run_case(type, {4096, 19, n_cols}, 77 + static_cast<uint32_t>(n_cols));
+      run_case(GetParam(), {4096, 19, n_cols}, 77 + static_cast<uint32_t>(n_cols));
       if (::testing::Test::HasFatalFailure()) return;
     }
   });
@@ -218,6 +215,10 @@ TEST(MatmulKernels, TargetNameIsAHighwayTarget) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulKernelTest, ::testing::ValuesIn(kComputeTypes),
+                         [](const auto& info) { return std::string(type_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(BenchmarkTypes, MatmulWideTest,
+                         ::testing::Values(GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::F16,
+                                           GgmlType::Q4_K, GgmlType::Q6_K),
                          [](const auto& info) { return std::string(type_name(info.param)); });
 
 }  // namespace

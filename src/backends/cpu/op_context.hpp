@@ -24,8 +24,12 @@ struct OpContext {
 // Host address of element (0,0,0,0) of a tensor in a CPU buffer.
 uint8_t* tensor_data(const pi_tensor& t);
 
-inline int64_t nelements(const pi_tensor& t) { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
-inline int64_t nrows(const pi_tensor& t) { return t.ne[1] * t.ne[2] * t.ne[3]; }
+inline int64_t nelements(const pi_tensor& t) {
+  return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3];
+}
+inline int64_t nrows(const pi_tensor& t) {
+  return t.ne[1] * t.ne[2] * t.ne[3];
+}
 
 // Rows [begin, end) of `total` that thread ith of nth owns.
 struct Range {

@@ -48,8 +48,8 @@ inline constexpr size_t kMaxLanes32 = HWY_MAX_BYTES / 4;
 inline constexpr int64_t kPanelMinCols = 4;
 // Columns sharing one panel load; more registers allow more.
 inline constexpr int kPanelCols = HWY_MAX_BYTES >= 64 ? 8 : 4;
-// Columns whose accumulators a panel pass keeps (acc tile of kColTile x P).
-inline constexpr int64_t kColTile = 64;
+// Columns sharing each repacked panel (accumulators: kColTile x P floats).
+inline constexpr int64_t kColTile = 256;
 
 // Activation code sums at the granularity of W's groups.
 template <class W>

@@ -1,0 +1,94 @@
+#include "graph/memory_plan.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+
+namespace polyinfer {
+namespace {
+
+uint64_t aligned(uint64_t n) {
+  return (n + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
+}
+
+// Last node index that touches each owner (through any view); outputs and
+// inputs stay alive for the whole graph.
+std::vector<int64_t> last_uses(const Graph& g) {
+  const int64_t n_nodes = static_cast<int64_t>(g.nodes().size());
+  std::vector<int64_t> last(g.tensors().size(), -1);
+  for (int64_t i = 0; i < n_nodes; ++i) {
+    const GraphNode& n = g.nodes()[i];
+    for (TensorId s : n.src) {
+      if (s >= 0) last[g.tensor(s).base] = i;
+    }
+    last[g.tensor(n.dst).base] = std::max(last[g.tensor(n.dst).base], i);
+  }
+  for (size_t t = 0; t < g.tensors().size(); ++t) {
+    const GraphTensor& gt = g.tensors()[t];
+    if (gt.output || gt.kind == StorageKind::kInput) last[gt.base] = n_nodes;
+  }
+  return last;
+}
+
+class FreeList {
+ public:
+  uint64_t take(uint64_t size) {
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second < size) continue;
+      const uint64_t at = it->first, left = it->second - size;
+      free_.erase(it);
+      if (left > 0) free_[at + size] = left;
+      return at;
+    }
+    const uint64_t at = end_;
+    end_ += size;
+    return at;
+  }
+  void give(uint64_t at, uint64_t size) {
+    auto it = free_.emplace(at, size).first;
+    if (auto next = std::next(it); next != free_.end() && at + size == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+  uint64_t end() const { return end_; }
+
+ private:
+  std::map<uint64_t, uint64_t> free_;  // offset -> size
+  uint64_t end_ = 0;
+};
+
+}  // namespace
+
+MemoryPlan plan_memory(const Graph& g) {
+  MemoryPlan plan;
+  plan.offset.assign(g.tensors().size(), 0);
+  const std::vector<int64_t> last = last_uses(g);
+  std::vector<std::vector<TensorId>> dying(g.nodes().size() + 1);
+  FreeList arena;
+  for (size_t t = 0; t < g.tensors().size(); ++t) {
+    if (g.tensors()[t].kind == StorageKind::kInput) {
+      plan.offset[t] = arena.take(aligned(g.nbytes(static_cast<TensorId>(t))));
+    }
+  }
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const TensorId dst = g.nodes()[i].dst;
+    const GraphTensor& d = g.tensor(dst);
+    if (d.kind == StorageKind::kIntermediate && last[dst] >= 0) {
+      plan.offset[dst] = arena.take(aligned(g.nbytes(dst)));
+      dying[static_cast<size_t>(last[dst])].push_back(dst);
+    }
+    for (TensorId t : dying[i]) arena.give(plan.offset[t], aligned(g.nbytes(t)));
+  }
+  plan.arena_bytes = std::max<uint64_t>(arena.end(), kArenaAlign);
+  return plan;
+}
+
+}  // namespace polyinfer
