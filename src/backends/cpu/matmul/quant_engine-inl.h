@@ -28,10 +28,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "backends/cpu/matmul/act_rows.hpp"
 #include "backends/cpu/matmul/dot4-inl.h"
 #include "backends/cpu/matmul/weight_formats-inl.h"
+#include "polyinfer/quant.hpp"
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL && HWY_COMPILER_GCC_ACTUAL
@@ -61,6 +63,8 @@ HWY_INLINE const float* GroupFSum(const ActRow& a) {
   return W::kGroup == 16 ? a.fsum16 : a.fsum32;
 }
 
+#if HWY_TARGET != HWY_SCALAR  // 4 codes per int32 lane need vectors of >= 4 bytes
+
 // ---------------------------------------------------------------- decode path
 
 // One row's chunk of unpacked weights. scale/min have a vector of slack
@@ -81,20 +85,6 @@ HWY_INLINE void UnpackRowChunk(const uint8_t* row, int64_t e0, int64_t len, RowC
               c.scale + b * kGroupsPerBlock, c.min + b * kGroupsPerBlock, 1);
   }
 }
-
-#if HWY_TARGET == HWY_SCALAR
-
-// Exact int32 dot of the n codes at u (unsigned) and q (signed). Only for
-// the scalar target: on AVX3_DL GCC vectorizes this loop into VEX-encoded
-// vpdpbusd (AVX-VNNI, which Highway 1.0.3's AVX3_DL target string enables),
-// an instruction AVX-512 CPUs such as Zen 4 lack.
-HWY_INLINE int32_t ScalarDot(const uint8_t* u, const int8_t* q, int n) {
-  int32_t dot = 0;
-  for (int j = 0; j < n; ++j) dot += u[j] * q[j];
-  return dot;
-}
-
-#else  // 4 codes per int32 lane need vectors of >= 4 bytes
 
 // Table indices sending lane i (codes 4i..4i+3 of a vector) to entry 4i / span.
 template <class DF>
@@ -131,21 +121,11 @@ HWY_INLINE float DotRowVectors(const RowChunk<W>& w, const ActRow& a, int64_t e0
   return hn::GetLane(hn::SumOfLanes(df, acc));
 }
 
-#endif  // HWY_TARGET != HWY_SCALAR
-
 // Row chunk (elements e0 .. e0+len of k) dotted with one activation row.
 template <class W>
 float DotRowChunk(const RowChunk<W>& w, const ActRow& a, int64_t e0, int64_t len) {
   constexpr int G = W::kGroup, B = W::kActBlock;
-#if HWY_TARGET == HWY_SCALAR
-  float sum = 0.0f;
-  for (int64_t e = 0; e < len; e += G) {
-    const float dot = static_cast<float>(ScalarDot(w.codes + e, a.qs + e0 + e, G));
-    sum += w.scale[e / G] * a.d[(e0 + e) / B] * dot;
-  }
-#else
   float sum = DotRowVectors<W>(w, a, e0, len);
-#endif
   // Offset and min act on the group's code sum; applied once per group.
   const float* fsum = GroupFSum<W>(a);
   for (int64_t g = 0; g < len / G; ++g) {
@@ -174,7 +154,6 @@ void GemmDecode(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, co
   }
 }
 
-#if HWY_TARGET != HWY_SCALAR
 // ----------------------------------------------------------------- panel path
 
 // P rows x kChunk elements: codes[(e / 4) * P + r] holds the 4 codes e..e+3
@@ -283,26 +262,39 @@ void GemmPanel(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, con
   }
 }
 
-#endif  // HWY_TARGET != HWY_SCALAR
-
 template <class W>
 void GemmQuant(int64_t k, const void* w, size_t w_stride, int64_t n_rows, const void* a,
                size_t a_stride, int64_t n_cols, float* dst, size_t dst_stride) {
   const auto* wb = static_cast<const uint8_t*>(w);
   const auto* ab = static_cast<const uint8_t*>(a);
-#if HWY_TARGET == HWY_SCALAR
-  for (int64_t c0 = 0; c0 < n_cols; c0 += kPanelMinCols - 1) {
-    GemmDecode<W>(k, wb, w_stride, n_rows, ab + c0 * a_stride, a_stride,
-                  std::min(kPanelMinCols - 1, n_cols - c0), dst + c0 * dst_stride, dst_stride);
-  }
-#else
   if (n_cols < kPanelMinCols) {
     GemmDecode<W>(k, wb, w_stride, n_rows, ab, a_stride, n_cols, dst, dst_stride);
   } else {
     GemmPanel<W>(k, wb, w_stride, n_rows, ab, a_stride, n_cols, dst, dst_stride);
   }
-#endif
 }
+
+#else  // HWY_SCALAR: CPUs without 128-bit SIMD, a correct fallback only
+
+// Dequantized weights dotted in float with the activations as converted.
+template <class W>
+void GemmQuant(int64_t k, const void* w, size_t w_stride, int64_t n_rows, const void* a,
+               size_t a_stride, int64_t n_cols, float* dst, size_t dst_stride) {
+  const ActLayout layout = act_layout(k, W::kActBlock);
+  std::vector<float> weights(static_cast<size_t>(k)), act(static_cast<size_t>(k));
+  for (int64_t c = 0; c < n_cols; ++c) {
+    const ActRow row = act_row(static_cast<const uint8_t*>(a) + c * a_stride, layout);
+    for (int64_t e = 0; e < k; ++e) act[e] = row.d[e / W::kActBlock] * row.qs[e];
+    for (int64_t r = 0; r < n_rows; ++r) {
+      dequantize_row(W::kType, static_cast<const uint8_t*>(w) + r * w_stride, weights.data(), k);
+      float sum = 0.0f;
+      for (int64_t e = 0; e < k; ++e) sum += weights[e] * act[e];
+      dst[c * dst_stride + r] = sum;
+    }
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
 
 }  // namespace polyinfer::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -7,6 +7,10 @@
 // with: 32-element blocks for the legacy types, 256 for the K-quants.
 // scale/min are written every `stride` floats so a panel of rows can
 // interleave them (stride 1 for a single row).
+//
+// Codes are unpacked 16 at a time with 128-bit vectors, which every target
+// but HWY_SCALAR has (the scalar target dequantizes instead, see
+// quant_engine-inl.h).
 
 #if defined(POLYINFER_MATMUL_WEIGHT_FORMATS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POLYINFER_MATMUL_WEIGHT_FORMATS_INL_H_
@@ -23,6 +27,7 @@
 
 #include "backends/cpu/matmul/act_rows.hpp"
 #include "core/quant_k_scales.hpp"
+#include "polyinfer/dtype.hpp"
 #include "polyinfer/quant_blocks.hpp"
 
 HWY_BEFORE_NAMESPACE();
@@ -38,141 +43,199 @@ HWY_INLINE float F16ToF32(uint16_t bits) {
   return hn::GetLane(hn::PromoteTo(df, hn::LoadU(dh, &h)));
 }
 
-template <typename Block>
-HWY_INLINE Block LoadBlock(const uint8_t* p) {
-  Block b;
-  std::memcpy(&b, p, sizeof(Block));
-  return b;
+#if HWY_TARGET != HWY_SCALAR
+
+using D16 = hn::Full128<uint8_t>;
+using V16 = hn::Vec<D16>;
+
+// The 16 codes of low nibbles and the 16 of high nibbles of 16 packed bytes.
+HWY_INLINE void StoreNibbles(V16 packed, uint8_t* low, uint8_t* high) {
+  const D16 d;
+  hn::StoreU(hn::And(packed, hn::Set(d, 0x0F)), d, low);
+  hn::StoreU(hn::ShiftRight<4>(packed), d, high);
+}
+
+// value where the bit `bit` (a one-bit byte) of each lane of v is set, else 0.
+HWY_INLINE V16 WhereBit(V16 v, uint8_t bit, uint8_t value) {
+  const D16 d;
+  return hn::IfThenElseZero(hn::TestBit(v, hn::Set(d, bit)), hn::Set(d, value));
+}
+
+// Adds 16 to codes[j] for each set bit j of the 32-bit little-endian word qh
+// (bit 4 of Q5_0/Q5_1 codes).
+HWY_INLINE void AddHighBits32(const uint8_t* qh, uint8_t* codes) {
+  const D16 d;
+  uint32_t bits;
+  std::memcpy(&bits, qh, 4);
+  const V16 word = hn::BitCast(d, hn::Set(hn::Repartition<uint32_t, D16>(), bits));
+  // Lane j of half h reads byte (16h + j) / 8 and tests bit j % 8.
+  alignas(16) static constexpr uint8_t kByte[2][16] = {
+      {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
+      {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3}};
+  alignas(16) static constexpr uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128,
+                                                   1, 2, 4, 8, 16, 32, 64, 128};
+  const V16 bit = hn::Load(d, kBit);
+  for (int h = 0; h < 2; ++h) {
+    const V16 bytes = hn::TableLookupBytes(word, hn::Load(d, kByte[h]));
+    const V16 high = hn::IfThenElseZero(hn::TestBit(bytes, bit), hn::Set(d, 16));
+    hn::StoreU(hn::Or(hn::LoadU(d, codes + 16 * h), high), d, codes + 16 * h);
+  }
 }
 
 // Element e of a 32-element nibble block: low nibble of qs[e] for e < 16,
 // high nibble of qs[e - 16] after.
 HWY_INLINE void UnpackNibbles32(const uint8_t* qs, uint8_t* codes) {
-  for (int j = 0; j < 16; ++j) {
-    codes[j] = qs[j] & 0x0F;
-    codes[j + 16] = qs[j] >> 4;
-  }
+  StoreNibbles(hn::LoadU(D16(), qs), codes, codes + 16);
 }
 
-// Adds bit 4 (bit e of the little-endian qh word) to each of 32 codes.
-HWY_INLINE void AddHighBits32(const uint8_t* qh, uint8_t* codes) {
-  uint32_t bits;
-  std::memcpy(&bits, qh, 4);
-  for (int j = 0; j < 32; ++j) codes[j] |= static_cast<uint8_t>(((bits >> j) & 1u) << 4);
+// The 2-bit codes of Q2_K/Q3_K (and Q6_K's high bits): element
+// 128h + 32s + j (j < 32) is bits 2s..2s+1 of qs[32h + j].
+HWY_INLINE V16 TwoBits(V16 packed, int s) {
+  return hn::And(hn::ShiftRightSame(packed, 2 * s), hn::Set(D16(), 3));
 }
 
-// The 2-bit codes of Q2_K/Q3_K (and Q6_K's high bits): element e sits in byte
-// (e / 128) * 32 + e % 32 at bit offset 2 * ((e % 128) / 32).
-HWY_INLINE void UnpackTwoBits256(const uint8_t* qs, uint8_t* codes) {
-  for (int e = 0; e < kQK_K; ++e) {
-    codes[e] = (qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3u;
-  }
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// Block fields are read in place (blocks in a row need not be aligned):
+// copying a block to the stack first would make every vector load of it
+// wait on a failed store-to-load forward.
+HWY_INLINE float F16At(const uint8_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return F16ToF32(bits);
 }
 
 struct WeightQ4_0 {
   using Block = BlockQ4_0;
+  static constexpr GgmlType kType = GgmlType::Q4_0;
   static constexpr int kBlock = 32, kGroup = 32, kOffset = 8, kActBlock = kActBlockLegacy;
   static constexpr bool kHasMin = false;
+#if HWY_TARGET != HWY_SCALAR
   static void Unpack(const uint8_t* p, uint8_t* codes, float* scale, float*, size_t) {
-    const auto b = LoadBlock<Block>(p);
-    UnpackNibbles32(b.qs, codes);
-    scale[0] = F16ToF32(b.d);
+    UnpackNibbles32(p + offsetof(Block, qs), codes);
+    scale[0] = F16At(p + offsetof(Block, d));
   }
+#endif
 };
 
 struct WeightQ4_1 {
   using Block = BlockQ4_1;
+  static constexpr GgmlType kType = GgmlType::Q4_1;
   static constexpr int kBlock = 32, kGroup = 32, kOffset = 0, kActBlock = kActBlockLegacy;
   static constexpr bool kHasMin = true;
+#if HWY_TARGET != HWY_SCALAR
   static void Unpack(const uint8_t* p, uint8_t* codes, float* scale, float* min, size_t) {
-    const auto b = LoadBlock<Block>(p);
-    UnpackNibbles32(b.qs, codes);
-    scale[0] = F16ToF32(b.d);
-    min[0] = F16ToF32(b.m);
+    UnpackNibbles32(p + offsetof(Block, qs), codes);
+    scale[0] = F16At(p + offsetof(Block, d));
+    min[0] = F16At(p + offsetof(Block, m));
   }
+#endif
 };
 
 struct WeightQ5_0 {
   using Block = BlockQ5_0;
+  static constexpr GgmlType kType = GgmlType::Q5_0;
   static constexpr int kBlock = 32, kGroup = 32, kOffset = 16, kActBlock = kActBlockLegacy;
   static constexpr bool kHasMin = false;
+#if HWY_TARGET != HWY_SCALAR
   static void Unpack(const uint8_t* p, uint8_t* codes, float* scale, float*, size_t) {
-    const auto b = LoadBlock<Block>(p);
-    UnpackNibbles32(b.qs, codes);
-    AddHighBits32(b.qh, codes);
-    scale[0] = F16ToF32(b.d);
+    UnpackNibbles32(p + offsetof(Block, qs), codes);
+    AddHighBits32(p + offsetof(Block, qh), codes);
+    scale[0] = F16At(p + offsetof(Block, d));
   }
+#endif
 };
 
 struct WeightQ5_1 {
   using Block = BlockQ5_1;
+  static constexpr GgmlType kType = GgmlType::Q5_1;
   static constexpr int kBlock = 32, kGroup = 32, kOffset = 0, kActBlock = kActBlockLegacy;
   static constexpr bool kHasMin = true;
+#if HWY_TARGET != HWY_SCALAR
   static void Unpack(const uint8_t* p, uint8_t* codes, float* scale, float* min, size_t) {
-    const auto b = LoadBlock<Block>(p);
-    UnpackNibbles32(b.qs, codes);
-    AddHighBits32(b.qh, codes);
-    scale[0] = F16ToF32(b.d);
-    min[0] = F16ToF32(b.m);
+    UnpackNibbles32(p + offsetof(Block, qs), codes);
+    AddHighBits32(p + offsetof(Block, qh), codes);
+    scale[0] = F16At(p + offsetof(Block, d));
+    min[0] = F16At(p + offsetof(Block, m));
   }
+#endif
 };
 
 // int8 codes become unsigned by adding 128 (flipping the sign bit).
 struct WeightQ8_0 {
   using Block = BlockQ8_0;
+  static constexpr GgmlType kType = GgmlType::Q8_0;
   static constexpr int kBlock = 32, kGroup = 32, kOffset = 128, kActBlock = kActBlockLegacy;
   static constexpr bool kHasMin = false;
+#if HWY_TARGET != HWY_SCALAR
   static void Unpack(const uint8_t* p, uint8_t* codes, float* scale, float*, size_t) {
-    const auto b = LoadBlock<Block>(p);
-    for (int j = 0; j < 32; ++j) codes[j] = static_cast<uint8_t>(b.qs[j]) ^ 0x80u;
-    scale[0] = F16ToF32(b.d);
+    const D16 d;
+    const uint8_t* qs = p + offsetof(Block, qs);
+    for (int h = 0; h < 2; ++h) {
+      hn::StoreU(hn::Xor(hn::LoadU(d, qs + 16 * h), hn::Set(d, 0x80)), d, codes + 16 * h);
+    }
+    scale[0] = F16At(p + offsetof(Block, d));
   }
+#endif
 };
 
 struct WeightQ2_K {
   using Block = BlockQ2_K;
+  static constexpr GgmlType kType = GgmlType::Q2_K;
   static constexpr int kBlock = kQK_K, kGroup = 16, kOffset = 0, kActBlock = kActBlockK;
   static constexpr bool kHasMin = true;
+#if HWY_TARGET != HWY_SCALAR
   static void Unpack(const uint8_t* p, uint8_t* codes, float* scale, float* min, size_t stride) {
-    const auto b = LoadBlock<Block>(p);
-    UnpackTwoBits256(b.qs, codes);
-    const float d = F16ToF32(b.d);
-    const float dmin = F16ToF32(b.dmin);
+    const D16 d;
+    const uint8_t* qs = p + offsetof(Block, qs);
+    const uint8_t* scales = p + offsetof(Block, scales);
+    for (int h = 0; h < 2; ++h) {
+      for (int j = 0; j < 32; j += 16) {
+        const V16 packed = hn::LoadU(d, qs + 32 * h + j);
+        for (int s = 0; s < 4; ++s) hn::StoreU(TwoBits(packed, s), d, codes + 128 * h + 32 * s + j);
+      }
+    }
+    const float dall = F16At(p + offsetof(Block, d));
+    const float dmin = F16At(p + offsetof(Block, dmin));
     for (int g = 0; g < kQK_K / 16; ++g) {
-      scale[g * stride] = d * static_cast<float>(b.scales[g] & 0x0F);
-      min[g * stride] = -(dmin * static_cast<float>(b.scales[g] >> 4));
+      scale[g * stride] = dall * static_cast<float>(scales[g] & 0x0F);
+      min[g * stride] = -(dmin * static_cast<float>(scales[g] >> 4));
     }
   }
+#endif
 };
 
 // Codes are the 3-bit q3 = low2 | hbit << 2, so value = scale * (q3 - 4).
 struct WeightQ3_K {
   using Block = BlockQ3_K;
+  static constexpr GgmlType kType = GgmlType::Q3_K;
   static constexpr int kBlock = kQK_K, kGroup = 16, kOffset = 4, kActBlock = kActBlockK;
   static constexpr bool kHasMin = false;
+#if HWY_TARGET != HWY_SCALAR
   static void Unpack(const uint8_t* p, uint8_t* codes, float* scale, float*, size_t stride) {
-    const auto b = LoadBlock<Block>(p);
-    UnpackTwoBits256(b.qs, codes);
-    for (int e = 0; e < kQK_K; ++e) codes[e] |= ((b.hmask[e % 32] >> (e / 32)) & 1u) << 2;
-    const float d = F16ToF32(b.d);
+    const D16 d;
+    const uint8_t* qs = p + offsetof(Block, qs);
+    const uint8_t* scales = p + offsetof(Block, scales);
+    for (int j = 0; j < 32; j += 16) {
+      // hmask[e % 32] bit e / 32 is the high bit of element e.
+      const V16 hmask = hn::LoadU(d, p + offsetof(Block, hmask) + j);
+      for (int h = 0; h < 2; ++h) {
+        const V16 packed = hn::LoadU(d, qs + 32 * h + j);
+        for (int s = 0; s < 4; ++s) {
+          const V16 high = WhereBit(hmask, static_cast<uint8_t>(1u << (4 * h + s)), 4);
+          hn::StoreU(hn::Or(TwoBits(packed, s), high), d, codes + 128 * h + 32 * s + j);
+        }
+      }
+    }
+    const float dall = F16At(p + offsetof(Block, d));
     for (int i = 0; i < kQK_K / 16; ++i) {
-      const int low = i < 8 ? (b.scales[i] & 0x0F) : (b.scales[i - 8] >> 4);
-      const int high = (b.scales[8 + i % 4] >> (2 * (i / 4))) & 3;
-      scale[i * stride] = d * static_cast<float>((low | (high << 4)) - 32);
+      const int low = i < 8 ? (scales[i] & 0x0F) : (scales[i - 8] >> 4);
+      const int high = (scales[8 + i % 4] >> (2 * (i / 4))) & 3;
+      scale[i * stride] = dall * static_cast<float>((low | (high << 4)) - 32);
     }
   }
+#endif
 };
-
-// Q4_K/Q5_K nibbles: element e in qs[(e / 64) * 32 + e % 32], low nibble for
-// the first 32 of each 64.
-HWY_INLINE void UnpackNibblesK(const uint8_t* qs, uint8_t* codes) {
-  for (int c = 0; c < 4; ++c) {
-    for (int j = 0; j < 32; ++j) {
-      codes[64 * c + j] = qs[32 * c + j] & 0x0F;
-      codes[64 * c + 32 + j] = qs[32 * c + j] >> 4;
-    }
-  }
-}
 
 HWY_INLINE void ScaleMinK(const uint8_t* scales, float d, float dmin, float* scale, float* min,
                           size_t stride) {
@@ -183,44 +246,82 @@ HWY_INLINE void ScaleMinK(const uint8_t* scales, float d, float dmin, float* sca
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// Q4_K/Q5_K nibbles: element e in qs[(e / 64) * 32 + e % 32], low nibble for
+// the first 32 of each 64.
+HWY_INLINE void UnpackNibblesK(const uint8_t* qs, uint8_t* codes) {
+  for (int c = 0; c < 4; ++c) {
+    for (int j = 0; j < 32; j += 16) {
+      StoreNibbles(hn::LoadU(D16(), qs + 32 * c + j), codes + 64 * c + j, codes + 64 * c + 32 + j);
+    }
+  }
+}
+#endif
+
 struct WeightQ4_K {
   using Block = BlockQ4_K;
+  static constexpr GgmlType kType = GgmlType::Q4_K;
   static constexpr int kBlock = kQK_K, kGroup = 32, kOffset = 0, kActBlock = kActBlockK;
   static constexpr bool kHasMin = true;
+#if HWY_TARGET != HWY_SCALAR
   static void Unpack(const uint8_t* p, uint8_t* codes, float* scale, float* min, size_t stride) {
-    const auto b = LoadBlock<Block>(p);
-    UnpackNibblesK(b.qs, codes);
-    ScaleMinK(b.scales, F16ToF32(b.d), F16ToF32(b.dmin), scale, min, stride);
+    UnpackNibblesK(p + offsetof(Block, qs), codes);
+    ScaleMinK(p + offsetof(Block, scales), F16At(p + offsetof(Block, d)),
+              F16At(p + offsetof(Block, dmin)), scale, min, stride);
   }
+#endif
 };
 
 struct WeightQ5_K {
   using Block = BlockQ5_K;
+  static constexpr GgmlType kType = GgmlType::Q5_K;
   static constexpr int kBlock = kQK_K, kGroup = 32, kOffset = 0, kActBlock = kActBlockK;
   static constexpr bool kHasMin = true;
+#if HWY_TARGET != HWY_SCALAR
   static void Unpack(const uint8_t* p, uint8_t* codes, float* scale, float* min, size_t stride) {
-    const auto b = LoadBlock<Block>(p);
-    UnpackNibblesK(b.qs, codes);
-    for (int e = 0; e < kQK_K; ++e) codes[e] |= ((b.qh[e % 32] >> (e / 32)) & 1u) << 4;
-    ScaleMinK(b.scales, F16ToF32(b.d), F16ToF32(b.dmin), scale, min, stride);
+    const D16 d;
+    UnpackNibblesK(p + offsetof(Block, qs), codes);
+    // Bit 4 of element e is bit e / 32 of qh[e % 32].
+    for (int j = 0; j < 32; j += 16) {
+      const V16 qh = hn::LoadU(d, p + offsetof(Block, qh) + j);
+      for (int q = 0; q < 8; ++q) {
+        uint8_t* c = codes + 32 * q + j;
+        hn::StoreU(hn::Or(hn::LoadU(d, c), WhereBit(qh, static_cast<uint8_t>(1u << q), 16)), d, c);
+      }
+    }
+    ScaleMinK(p + offsetof(Block, scales), F16At(p + offsetof(Block, d)),
+              F16At(p + offsetof(Block, dmin)), scale, min, stride);
   }
+#endif
 };
 
 // Codes are the 6-bit q (low 4 bits from ql, high 2 from qh), value = scale * (q - 32).
 struct WeightQ6_K {
   using Block = BlockQ6_K;
+  static constexpr GgmlType kType = GgmlType::Q6_K;
   static constexpr int kBlock = kQK_K, kGroup = 16, kOffset = 32, kActBlock = kActBlockK;
   static constexpr bool kHasMin = false;
+#if HWY_TARGET != HWY_SCALAR
+  // Element 128h + 64n + j (j < 64): nibble n of ql[64h + j]; high bits: bits
+  // 2s..2s+1 of qh[32h + j % 32] with s = (64n + j) / 32.
   static void Unpack(const uint8_t* p, uint8_t* codes, float* scale, float*, size_t stride) {
-    const auto b = LoadBlock<Block>(p);
-    UnpackTwoBits256(b.qh, codes);
-    for (int e = 0; e < kQK_K; ++e) {
-      const int low = (b.ql[(e / 128) * 64 + e % 64] >> (4 * ((e % 128) / 64))) & 0x0F;
-      codes[e] = static_cast<uint8_t>(low | (codes[e] << 4));
+    const D16 d;
+    const int8_t* scales = reinterpret_cast<const int8_t*>(p + offsetof(Block, scales));
+    for (int h = 0; h < 2; ++h) {
+      for (int j = 0; j < 64; j += 16) {
+        const V16 ql = hn::LoadU(d, p + offsetof(Block, ql) + 64 * h + j);
+        const V16 qh = hn::LoadU(d, p + offsetof(Block, qh) + 32 * h + j % 32);
+        const int s = j / 32;
+        const V16 low = hn::And(ql, hn::Set(d, 0x0F));
+        const V16 high = hn::ShiftRight<4>(ql);
+        hn::StoreU(hn::Or(low, hn::ShiftLeft<4>(TwoBits(qh, s))), d, codes + 128 * h + j);
+        hn::StoreU(hn::Or(high, hn::ShiftLeft<4>(TwoBits(qh, s + 2))), d, codes + 128 * h + 64 + j);
+      }
     }
-    const float d = F16ToF32(b.d);
-    for (int g = 0; g < kQK_K / 16; ++g) scale[g * stride] = d * static_cast<float>(b.scales[g]);
+    const float dall = F16At(p + offsetof(Block, d));
+    for (int g = 0; g < kQK_K / 16; ++g) scale[g * stride] = dall * static_cast<float>(scales[g]);
   }
+#endif
 };
 
 }  // namespace polyinfer::cpu::HWY_NAMESPACE
