@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "backends/cpu/matmul/act_rows.hpp"
+#include "backends/cpu/matmul/decode_avx3dl-inl.h"
 #include "backends/cpu/matmul/dot4-inl.h"
 #include "backends/cpu/matmul/weight_formats-inl.h"
 #include "polyinfer/quant.hpp"
@@ -142,6 +143,14 @@ void GemmDecode(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, co
   const ActLayout layout = act_layout(k, W::kActBlock);
   ActRow act[kPanelMinCols];
   for (int64_t c = 0; c < n_cols; ++c) act[c] = act_row(a + c * a_stride, layout);
+  if constexpr (kHasFusedRowDot<W>) {
+    for (int64_t r = 0; r < n_rows; ++r) {
+      for (int64_t c = 0; c < n_cols; ++c) {
+        dst[c * dst_stride + r] = FusedRowDot(W{}, w + r * w_stride, k, act[c]);
+      }
+    }
+    return;
+  }
   RowChunk<W> chunk;
   for (int64_t r = 0; r < n_rows; ++r) {
     float sum[kPanelMinCols] = {};
