@@ -4,10 +4,12 @@
 //
 // Phase 1: the threads convert the rows of A, split by rows, into the shared
 // scratch (the form the weight type's dot product wants). Phase 2: the output
-// of each batch is cut into tiles of kRowTile weight rows x kColTile columns;
-// each thread takes a contiguous run of tiles (row tiles fastest, so a
-// thread's activation tile stays in cache while it streams its weights) and
-// writes only its tiles of dst.
+// of each batch is cut into column tiles of up to kColTile columns, each
+// split by weight rows (in kRowUnit steps) into as many parts as there are
+// threads (fewer for small matrices); the threads take contiguous runs of
+// these parts and write only their parts of dst. A part is one gemm call, so
+// a thread converts a column tile's activations to the kernel's panel form
+// once and streams its share of the weights once.
 #include <algorithm>
 
 #include "backends/cpu/matmul/matmul_kernels.hpp"
@@ -17,10 +19,12 @@
 namespace polyinfer::cpu {
 namespace {
 
-// A multiple of every panel height; 64 rows of a 4096-wide Q4_0 matrix are 147 KiB.
-constexpr int64_t kRowTile = 64;
-// Columns sharing one repacked weight panel; 256 keep the accumulators in L1/L2.
-constexpr int64_t kColTile = 256;
+// Row parts are multiples of every panel height, so only a matrix's last
+// panel is partial.
+constexpr int64_t kRowUnit = 16;
+// Columns per gemm call: their repacked activations (~1.3 * k bytes each)
+// stay in L2/L3 while the weights stream.
+constexpr int64_t kColTile = 512;
 
 const MatmulKernels* kernels_of(const pi_tensor& w) {
   const auto traits = type_traits(w.type);
@@ -59,20 +63,26 @@ void run(const OpContext& ctx) {
   ctx.sync();
 
   const int64_t n_rows = w.ne[1], n_cols = a.ne[1];
-  const int64_t row_tiles = (n_rows + kRowTile - 1) / kRowTile;
+  const int64_t row_units = (n_rows + kRowUnit - 1) / kRowUnit;
+  const int64_t parts = std::min<int64_t>(ctx.nth, row_units);
   const int64_t col_tiles = (n_cols + kColTile - 1) / kColTile;
   const int64_t r2 = a.ne[2] / w.ne[2], r3 = a.ne[3] / w.ne[3];
-  const Range tiles = split_range(row_tiles * col_tiles * a.ne[2] * a.ne[3], ctx.ith, ctx.nth);
-  for (int64_t t = tiles.begin; t < tiles.end; ++t) {
-    const int64_t r0 = t % row_tiles * kRowTile;
-    const int64_t c0 = t / row_tiles % col_tiles * kColTile;
-    const int64_t batch = t / (row_tiles * col_tiles);  // i2 + ne2 * i3 of src1
+  const Range items = split_range(parts * col_tiles * a.ne[2] * a.ne[3], ctx.ith, ctx.nth);
+  for (int64_t t = items.begin; t < items.end; ++t) {
+    const Range units =
+        split_range(row_units, static_cast<int>(t % parts), static_cast<int>(parts));
+    const int64_t r0 = units.begin * kRowUnit;
+    const int64_t rows = std::min(units.end * kRowUnit, n_rows) - r0;
+    const int64_t c0 = t / parts % col_tiles * kColTile;
+    const int64_t batch = t / (parts * col_tiles);  // i2 + ne2 * i3 of src1
     const int64_t i2 = batch % a.ne[2], i3 = batch / a.ne[2];
     const uint8_t* wp = row_ptr(w, r0, i2 / r2, i3 / r3);
     const uint8_t* ap = ctx.work.data() + (batch * n_cols + c0) * act_stride;
     auto* dp = reinterpret_cast<float*>(row_ptr(d, c0, i2, i3)) + r0;
-    mk.gemm(k, wp, w.nb[1], std::min(kRowTile, n_rows - r0), ap, act_stride,
-            std::min(kColTile, n_cols - c0), dp, d.nb[1] / sizeof(float));
+    if (rows > 0) {
+      mk.gemm(k, wp, w.nb[1], rows, ap, act_stride, std::min(kColTile, n_cols - c0), dp,
+              d.nb[1] / sizeof(float));
+    }
   }
 }
 
