@@ -193,8 +193,9 @@ class MatmulWideTest : public ::testing::TestWithParam<GgmlType> {};
 
 TEST_P(MatmulWideTest, WideRows) {
   for_each_target([&] {
+    // 150 rows: several repacked row tiles of the register-blocked path.
     for (const int64_t n_cols : {1, 17}) {
-      run_case(GetParam(), {4096, 19, n_cols}, 77 + static_cast<uint32_t>(n_cols));
+      run_case(GetParam(), {4096, 150, n_cols}, 77 + static_cast<uint32_t>(n_cols));
       if (::testing::Test::HasFatalFailure()) return;
     }
   });

@@ -149,15 +149,18 @@ HWY_INLINE void PanelKernel(const uint8_t* wp, const WeightPanelLayout& wl, cons
   for (int64_t b = 0; b < k / B; ++b) {
     hn::Vec<decltype(df)> blk[NC];
     for (int c = 0; c < NC; ++c) blk[c] = hn::Zero(df);
-    for (int64_t g = b * (B / G); g < (b + 1) * (B / G); ++g) {
+    for (int j = 0; j < B / G; ++j) {  // constant trip counts: fully unrolled
+      const int64_t g = b * (B / G) + j;
       hn::Vec<decltype(di)> dot[NC];
       for (int c = 0; c < NC; ++c) {
         dot[c] = W::kOffset ? hn::Set(di, init[g * NC + c]) : hn::Zero(di);
       }
-      for (int64_t i = g * (G / 4); i < (g + 1) * (G / 4); ++i) {
-        const auto wv = PrepareU8(di, hn::Load(du8, wp + i * P * 4));
+      const uint8_t* wg = wp + g * (G / 4) * P * 4;
+      const int32_t* ag = q4 + g * (G / 4) * NC;
+      for (int i = 0; i < G / 4; ++i) {
+        const auto wv = PrepareU8(di, hn::Load(du8, wg + i * P * 4));
         for (int c = 0; c < NC; ++c) {
-          dot[c] = Dot4(di, dot[c], wv, hn::BitCast(di8, hn::Set(di, q4[i * NC + c])));
+          dot[c] = Dot4(di, dot[c], wv, hn::BitCast(di8, hn::Set(di, ag[i * NC + c])));
         }
       }
       const auto sc = hn::Load(df, scale + g * P);
