@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "backends/cpu/matmul/act_rows.hpp"
+#include "backends/cpu/matmul/thread_scratch.hpp"
 #include "backends/cpu/matmul/weight_formats-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -95,14 +96,6 @@ HWY_INLINE __m512i SpreadBy4(__m512i v) {
                                   v);
 }
 
-// Lanes 4j: -offset * code sum of block j (of nblk), others 0: added to a
-// folded dot it applies the code offset of 4 blocks.
-HWY_INLINE __m512i OffsetLanes(const int32_t* isum, int nblk, int offset) {
-  const __m128i sums =
-      _mm_mullo_epi32(_mm_maskz_loadu_epi32((1 << nblk) - 1, isum), _mm_set1_epi32(-offset));
-  return _mm512_maskz_mov_epi32(0x1111, SpreadBy4(_mm512_castsi128_si512(sums)));
-}
-
 // Horizontal sum of 8 floats.
 HWY_INLINE float ReduceAdd(__m256 v) {
   const __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -119,6 +112,11 @@ HWY_INLINE float SumBlockGroups(int64_t nb, Blocks blocks) {
   for (; b + 4 <= nb; b += 4) acc = _mm512_add_ps(acc, blocks(b, 4));
   if (b < nb) acc = _mm512_add_ps(acc, blocks(b, static_cast<int>(nb - b)));
   return _mm512_reduce_add_ps(acc);
+}
+
+// Blocks b..b+n-1 of a row of nb, in groups of 4 starting at b.
+HWY_INLINE int QuadSize(int64_t nb, int64_t b) {
+  return static_cast<int>(std::min<int64_t>(4, nb - b));
 }
 
 // --------------------------------------------------- Q4_0, Q4_1, Q5_0, Q5_1
@@ -162,9 +160,40 @@ HWY_INLINE __m512i PairCodes(__m512i raw, const uint8_t* p, int blocks) {
   return codes;
 }
 
+// The activation side of 4 blocks, the same for every weight row: block
+// scales spread to 4 lanes each (folded layout); the code-offset terms
+// -offset * code sum as dpbusd initial values for each block pair (block A
+// in lane 0, B in lane 8: folding moves them to lanes 0 and 4); and d * code
+// sum in lane 4j for the mins.
+struct QuadPrep {
+  __m512 da;
+  __m512i offset_ab, offset_cd;
+  __m512 dsum;
+};
+
+template <class W>
+HWY_INLINE QuadPrep PrepareQuad(const ActRow& a, int64_t b, int nblk) {
+  const __m128 da4 = _mm_maskz_loadu_ps((1 << nblk) - 1, a.d + b);
+  const __m128i sums = _mm_maskz_loadu_epi32((1 << nblk) - 1, a.isum32 + b);
+  QuadPrep prep;
+  prep.da = _mm512_castsi512_ps(SpreadBy4(_mm512_castps_si512(_mm512_castps128_ps512(da4))));
+  const __m512i offsets =
+      _mm512_castsi128_si512(_mm_mullo_epi32(sums, _mm_set1_epi32(-W::kOffset)));
+  // Lane 0 takes block 0 (2), lane 8 block 1 (3); the mask clears the rest.
+  prep.offset_ab = _mm512_maskz_permutexvar_epi32(
+      0x0101, _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0), offsets);
+  prep.offset_cd = _mm512_maskz_permutexvar_epi32(
+      0x0101, _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 2), offsets);
+  const __m128 dsum = _mm_mul_ps(da4, _mm_cvtepi32_ps(sums));
+  prep.dsum = _mm512_maskz_mov_ps(
+      0x1111, _mm512_castsi512_ps(SpreadBy4(_mm512_castps_si512(_mm512_castps128_ps512(dsum)))));
+  return prep;
+}
+
 // Contribution of blocks b..b+nblk-1 (nblk <= 4) of a Q4_0/Q4_1/Q5_0/Q5_1 row.
 template <class W>
-HWY_INLINE __m512 LegacyNibbleBlocks(const uint8_t* w, const ActRow& a, int64_t b, int nblk) {
+HWY_INLINE __m512 LegacyNibbleBlocks(const uint8_t* w, const ActRow& a, int64_t b, int nblk,
+                                     const QuadPrep& prep) {
   using Block = typename W::Block;
   constexpr int kBytes = sizeof(Block);
   const uint8_t* p = w + b * kBytes;
@@ -175,42 +204,37 @@ HWY_INLINE __m512 LegacyNibbleBlocks(const uint8_t* w, const ActRow& a, int64_t 
   const __m512i act_ab = _mm512_maskz_loadu_epi8(FirstBytes(32 * ab), q);
   const __m512i act_cd = _mm512_maskz_loadu_epi8(FirstBytes(32 * cd), q + 64);
   const __m512i zero = _mm512_setzero_si512();
-  __m512i dot =
-      FoldBlockPairs(_mm512_dpbusd_epi32(zero, PairCodes<W>(raw_ab, p, ab), act_ab),
-                     _mm512_dpbusd_epi32(zero, PairCodes<W>(raw_cd, p + 2 * kBytes, cd), act_cd));
-  if constexpr (W::kOffset != 0)
-    dot = _mm512_add_epi32(dot, OffsetLanes(a.isum32 + b, nblk, W::kOffset));
+  const __m512i init_ab = W::kOffset ? prep.offset_ab : zero;
+  const __m512i init_cd = W::kOffset ? prep.offset_cd : zero;
+  const __m512i dot = FoldBlockPairs(
+      _mm512_dpbusd_epi32(init_ab, PairCodes<W>(raw_ab, p, ab), act_ab),
+      _mm512_dpbusd_epi32(init_cd, PairCodes<W>(raw_cd, p + 2 * kBytes, cd), act_cd));
   alignas(64) static constexpr auto kTakeD = QuadF16Take(offsetof(Block, d), kBytes);
   const __m512 dw = _mm512_cvtph_ps(_mm512_castsi512_si256(
       _mm512_permutex2var_epi16(raw_ab, _mm512_load_si512(kTakeD.data()), raw_cd)));
-  const __m128 da4 = _mm_maskz_loadu_ps((1 << nblk) - 1, a.d + b);
-  const __m512 da =
-      _mm512_permutexvar_ps(_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
-                            _mm512_castps128_ps512(da4));
-  __m512 sum = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, da));
+  __m512 sum = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, prep.da));
   if constexpr (W::kHasMin) {
     // min * d_act * code sum of each block, once (lane 4j).
     alignas(64) static constexpr auto kTakeM = QuadF16Take(offsetof(Block, m), kBytes);
     const __m512 mw = _mm512_cvtph_ps(_mm512_castsi512_si256(
         _mm512_permutex2var_epi16(raw_ab, _mm512_load_si512(kTakeM.data()), raw_cd)));
-    const __m128 dsum = _mm_mul_ps(da4, _mm_maskz_loadu_ps((1 << nblk) - 1, a.fsum32 + b));
-    const __m512 dsum_lanes = _mm512_maskz_mov_ps(
-        0x1111, _mm512_castsi512_ps(SpreadBy4(_mm512_castps_si512(_mm512_castps128_ps512(dsum)))));
-    sum = _mm512_fmadd_ps(mw, dsum_lanes, sum);
+    sum = _mm512_fmadd_ps(mw, prep.dsum, sum);
   }
   return sum;
 }
 
 template <class W, std::enable_if_t<kIsLegacy4or5<W>, int> = 0>
-HWY_INLINE float FusedRowDot(W, const uint8_t* w, int64_t k, const ActRow& a) {
-  return SumBlockGroups(k / 32,
-                        [&](int64_t b, int n) { return LegacyNibbleBlocks<W>(w, a, b, n); });
+HWY_INLINE float FusedRowDot(W, const uint8_t* w, int64_t k, const ActRow& a,
+                             const QuadPrep* prep) {
+  return SumBlockGroups(
+      k / 32, [&](int64_t b, int n) { return LegacyNibbleBlocks<W>(w, a, b, n, prep[b / 4]); });
 }
 
 // --------------------------------------------------------------------- Q8_0
 
 // Contribution of Q8_0 blocks b..b+nblk-1 (nblk <= 4) of a row at w.
-HWY_INLINE __m512 Q8_0Blocks(const uint8_t* w, const ActRow& a, int64_t b, int nblk) {
+HWY_INLINE __m512 Q8_0Blocks(const uint8_t* w, const ActRow& a, int64_t b, int nblk,
+                             const QuadPrep& prep) {
   const uint8_t* p = w + b * 34;
   __m256i qs[4];
   for (int j = 0; j < 4; ++j) {
@@ -225,10 +249,8 @@ HWY_INLINE __m512 Q8_0Blocks(const uint8_t* w, const ActRow& a, int64_t b, int n
   const int8_t* q = a.qs + b * 32;
   const __m512i act_ab = _mm512_maskz_loadu_epi8(FirstBytes(32 * std::min(nblk, 2)), q);
   const __m512i act_cd = _mm512_maskz_loadu_epi8(FirstBytes(32 * std::max(nblk - 2, 0)), q + 64);
-  const __m512i zero = _mm512_setzero_si512();
-  __m512i dot = FoldBlockPairs(_mm512_dpbusd_epi32(zero, codes_ab, act_ab),
-                               _mm512_dpbusd_epi32(zero, codes_cd, act_cd));
-  dot = _mm512_add_epi32(dot, OffsetLanes(a.isum32 + b, nblk, WeightQ8_0::kOffset));
+  const __m512i dot = FoldBlockPairs(_mm512_dpbusd_epi32(prep.offset_ab, codes_ab, act_ab),
+                                     _mm512_dpbusd_epi32(prep.offset_cd, codes_cd, act_cd));
   // The f16 scales at bytes 0, 34, 68, 102: u16 lanes 0, 17, 34, 51 of 128 bytes.
   const __m512i lo = _mm512_maskz_loadu_epi8(FirstBytes(34 * nblk), p);
   const __m512i hi = _mm512_maskz_loadu_epi8(FirstBytes(std::max(34 * nblk - 64, 0)), p + 64);
@@ -236,14 +258,13 @@ HWY_INLINE __m512 Q8_0Blocks(const uint8_t* w, const ActRow& a, int64_t b, int n
                                           51, 51, 34, 34, 34, 34, 17, 17, 17, 17, 0, 0, 0, 0);
   const __m512 dw =
       _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutex2var_epi16(lo, take_d, hi)));
-  const __m512 da =
-      _mm512_permutexvar_ps(_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
-                            _mm512_castps128_ps512(_mm_maskz_loadu_ps((1 << nblk) - 1, a.d + b)));
-  return _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, da));
+  return _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, prep.da));
 }
 
-HWY_INLINE float FusedRowDot(WeightQ8_0, const uint8_t* w, int64_t k, const ActRow& a) {
-  return SumBlockGroups(k / 32, [&](int64_t b, int n) { return Q8_0Blocks(w, a, b, n); });
+HWY_INLINE float FusedRowDot(WeightQ8_0, const uint8_t* w, int64_t k, const ActRow& a,
+                             const QuadPrep* prep) {
+  return SumBlockGroups(k / 32,
+                        [&](int64_t b, int n) { return Q8_0Blocks(w, a, b, n, prep[b / 4]); });
 }
 
 // ------------------------------------------------------------- Q4_K, Q5_K
@@ -326,10 +347,12 @@ HWY_INLINE float ScaleMinKRowDot(const uint8_t* w, int64_t k, const ActRow& a) {
   return _mm512_reduce_add_ps(acc) - ReduceAdd(acc_min);
 }
 
-HWY_INLINE float FusedRowDot(WeightQ4_K, const uint8_t* w, int64_t k, const ActRow& a) {
+HWY_INLINE float FusedRowDot(WeightQ4_K, const uint8_t* w, int64_t k, const ActRow& a,
+                             const QuadPrep*) {
   return ScaleMinKRowDot<WeightQ4_K>(w, k, a);
 }
-HWY_INLINE float FusedRowDot(WeightQ5_K, const uint8_t* w, int64_t k, const ActRow& a) {
+HWY_INLINE float FusedRowDot(WeightQ5_K, const uint8_t* w, int64_t k, const ActRow& a,
+                             const QuadPrep*) {
   return ScaleMinKRowDot<WeightQ5_K>(w, k, a);
 }
 
@@ -370,7 +393,8 @@ HWY_INLINE __m512i ScalesQ3K(const uint8_t* s) {
 }
 
 // Q2_K: value = d * (sc & 15) * q - dmin * (sc >> 4) per group of 16.
-HWY_INLINE float FusedRowDot(WeightQ2_K, const uint8_t* w, int64_t k, const ActRow& a) {
+HWY_INLINE float FusedRowDot(WeightQ2_K, const uint8_t* w, int64_t k, const ActRow& a,
+                             const QuadPrep*) {
   const __m512i zero = _mm512_setzero_si512();
   __m512 acc = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < k / kQK_K; ++sb) {
@@ -401,7 +425,8 @@ HWY_INLINE float FusedRowDot(WeightQ2_K, const uint8_t* w, int64_t k, const ActR
 }
 
 // Q3_K: value = d * (s - 32) * (q3 - 4), q3 = 2 low bits | high bit << 2.
-HWY_INLINE float FusedRowDot(WeightQ3_K, const uint8_t* w, int64_t k, const ActRow& a) {
+HWY_INLINE float FusedRowDot(WeightQ3_K, const uint8_t* w, int64_t k, const ActRow& a,
+                             const QuadPrep*) {
   const __m512i zero = _mm512_setzero_si512();
   __m512 acc = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < k / kQK_K; ++sb) {
@@ -435,7 +460,8 @@ HWY_INLINE float FusedRowDot(WeightQ3_K, const uint8_t* w, int64_t k, const ActR
 }
 
 // Q6_K: value = d * sc * (q - 32), q = 4 bits from ql | 2 bits from qh << 4.
-HWY_INLINE float FusedRowDot(WeightQ6_K, const uint8_t* w, int64_t k, const ActRow& a) {
+HWY_INLINE float FusedRowDot(WeightQ6_K, const uint8_t* w, int64_t k, const ActRow& a,
+                             const QuadPrep*) {
   const __m512i zero = _mm512_setzero_si512();
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   const __m512i bits45 = _mm512_set1_epi8(0x30);
@@ -473,6 +499,34 @@ HWY_INLINE float FusedRowDot(WeightQ6_K, const uint8_t* w, int64_t k, const ActR
   }
   return _mm512_reduce_add_ps(acc);
 }
+
+// Rows w (w_stride apart) times activation rows act[0..n_cols): dst[c *
+// dst_stride + r]. The activation side of the 32-element types is prepared
+// once per column, for all rows.
+template <class W>
+void FusedGemmDecode(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows,
+                     const ActRow* act, int64_t n_cols, float* dst, size_t dst_stride) {
+  constexpr bool kQuads = W::kBlock == 32;
+  const int64_t nb = k / 32, quads = kQuads ? (nb + 3) / 4 : 0;
+  auto* prep = reinterpret_cast<QuadPrep*>(thread_scratch(
+      ScratchSlot::kDecodePrep, sizeof(QuadPrep) * static_cast<size_t>(quads * n_cols)));
+  for (int64_t c = 0; c < n_cols; ++c) {
+    for (int64_t g = 0; g < quads; ++g) {
+      prep[c * quads + g] = PrepareQuad<W>(act[c], 4 * g, QuadSize(nb, 4 * g));
+    }
+  }
+  for (int64_t r = 0; r < n_rows; ++r) {
+    for (int64_t c = 0; c < n_cols; ++c) {
+      dst[c * dst_stride + r] = FusedRowDot(W{}, w + r * w_stride, k, act[c], prep + c * quads);
+    }
+  }
+}
+
+#else
+
+template <class W>
+void FusedGemmDecode(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows,
+                     const ActRow* act, int64_t n_cols, float* dst, size_t dst_stride);
 
 #endif  // HWY_TARGET == HWY_AVX3_DL && HWY_COMPILER_GCC_ACTUAL
 

@@ -124,11 +124,7 @@ void GemmDecode(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, co
   ActRow act[kDecodeMaxCols];
   for (int64_t c = 0; c < n_cols; ++c) act[c] = act_row(a + c * a_stride, layout);
   if constexpr (kHasFusedRowDot<W>) {
-    for (int64_t r = 0; r < n_rows; ++r) {
-      for (int64_t c = 0; c < n_cols; ++c) {
-        dst[c * dst_stride + r] = FusedRowDot(W{}, w + r * w_stride, k, act[c]);
-      }
-    }
+    FusedGemmDecode<W>(k, w, w_stride, n_rows, act, n_cols, dst, dst_stride);
     return;
   }
   RowChunk<W> chunk;

@@ -24,10 +24,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "backends/cpu/matmul/act_rows.hpp"
 #include "backends/cpu/matmul/dot4-inl.h"
+#include "backends/cpu/matmul/thread_scratch.hpp"
 #include "backends/cpu/matmul/weight_formats-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -43,15 +43,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 inline constexpr int kPanelCols = HWY_MAX_BYTES >= 64 ? 8 : 4;
 // Repacked weight bytes per row tile: a few hundred KiB stay in L2.
 inline constexpr size_t kTileCodeBytes = 256 * 1024;
-
-// A per-thread scratch buffer (slot 0: activations, 1: weights), 64-byte
-// aligned, grown on demand and kept for later calls.
-HWY_INLINE uint8_t* ThreadScratch(int slot, size_t bytes) {
-  thread_local std::vector<uint8_t> buffers[2];
-  std::vector<uint8_t>& b = buffers[slot];
-  if (b.size() < bytes + 64) b.resize(bytes + 64);
-  return b.data() + (64 - reinterpret_cast<uintptr_t>(b.data()) % 64) % 64;
-}
 
 // Byte offsets inside one activation group of kPanelCols columns over k:
 //   q4[k/4][NC]   int32: codes e..e+3 of each column
@@ -205,7 +196,7 @@ void GemmPanel(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, con
   const ActPanelLayout<W> al(k);
   const WeightPanelLayout wl(k, W::kGroup, P);
   const int64_t n_groups = (n_cols + NC - 1) / NC;
-  uint8_t* act = ThreadScratch(0, al.bytes * static_cast<size_t>(n_groups));
+  uint8_t* act = thread_scratch(ScratchSlot::kActPanels, al.bytes * static_cast<size_t>(n_groups));
   for (int64_t g = 0; g < n_groups; ++g) {
     ActRow rows[NC];
     const int n = static_cast<int>(std::min<int64_t>(NC, n_cols - g * NC));
@@ -216,7 +207,8 @@ void GemmPanel(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, con
   const int64_t panel_rows = static_cast<int64_t>(P);
   const int64_t tile_rows =
       std::max<int64_t>(1, static_cast<int64_t>(kTileCodeBytes) / (k * panel_rows)) * panel_rows;
-  uint8_t* tile = ThreadScratch(1, wl.bytes * static_cast<size_t>(tile_rows / panel_rows));
+  uint8_t* tile = thread_scratch(ScratchSlot::kWeightTile,
+                                 wl.bytes * static_cast<size_t>(tile_rows / panel_rows));
   hn::Vec<decltype(df)> out[NC];
   for (int64_t r0 = 0; r0 < n_rows; r0 += tile_rows) {
     const int64_t n_panels = (std::min(tile_rows, n_rows - r0) + panel_rows - 1) / panel_rows;
