@@ -72,7 +72,7 @@ struct Geometry {
 Geometry geometry_of(const pi_node& n) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(DF()));
   const int64_t group = n.src[0].ne[2] / n.src[1].ne[2];
-  const int64_t tile = std::max<int64_t>(1, std::min(lanes / group, n.src[0].ne[1]));
+  const int64_t tile = std::max<int64_t>(1, std::min(2 * lanes / group, n.src[0].ne[1]));
   const int64_t rows = group * tile;
   return {n,
           n.src[0].ne[0],
@@ -131,26 +131,46 @@ void pack_queries(const Geometry& g, const Unit& u, const Scratch& s) {
   }
 }
 
+// Mask row t of the unit (its first row when t = 0).
+const float* mask_row(const Geometry& g, const Unit& u, int64_t t) {
+  return row_f32(g.n.src[3], {u.t0 + t, 0, 0});
+}
+
+// Folds positions [0, nb) of a mask row into "some position is visible" and
+// "every position is 0".
+void scan_mask(const float* row, int64_t nb, bool& any_visible, bool& all_zero) {
+  const hn::CappedTag<float, kBlock> dm;
+  const auto neg_inf = hn::Set(dm, -std::numeric_limits<float>::infinity());
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(dm));
+  int64_t j = 0;
+  for (; j + lanes <= nb; j += lanes) {
+    const auto v = hn::LoadU(dm, row + j);
+    any_visible |= !hn::AllTrue(dm, hn::Eq(v, neg_inf));
+    all_zero &= hn::AllTrue(dm, hn::Eq(v, hn::Zero(dm)));
+  }
+  for (; j < nb; ++j) {
+    any_visible |= row[j] != -std::numeric_limits<float>::infinity();
+    all_zero &= row[j] == 0.0f;
+  }
+}
+
 // How the mask treats positions [j0, j0 + nb) for the unit's tokens; for a
 // mixed block also writes the mask per position and lane into s.mask_t.
 BlockMask classify_block(const Geometry& g, const Unit& u, const Scratch& s, int64_t j0,
                          int64_t nb) {
-  const pi_tensor& m = g.n.src[3];
-  if (!present(m)) return BlockMask::kOpen;
+  if (!present(g.n.src[3])) return BlockMask::kOpen;
+  const uint64_t stride = g.n.src[3].nb[1];
+  const uint8_t* first = reinterpret_cast<const uint8_t*>(mask_row(g, u, 0) + j0);
   bool any_visible = false, all_zero = true;
   for (int64_t t = 0; t < u.n_tok; ++t) {
-    const float* row = row_f32(m, {u.t0 + t, 0, 0}) + j0;
-    for (int64_t j = 0; j < nb; ++j) {
-      any_visible |= row[j] != -std::numeric_limits<float>::infinity();
-      all_zero &= row[j] == 0.0f;
-    }
+    scan_mask(reinterpret_cast<const float*>(first + t * stride), nb, any_visible, all_zero);
   }
   if (!any_visible) return BlockMask::kHidden;
   if (all_zero) return BlockMask::kOpen;
-  for (int64_t j = 0; j < nb; ++j) {
-    float* lane = s.mask_t + j * g.lanes;
-    std::fill(lane, lane + g.lanes, 0.0f);
-    for (int64_t r = 0; r < u.rows; ++r) lane[r] = row_f32(m, {u.t0 + r / g.group, 0, 0})[j0 + j];
+  std::fill(s.mask_t, s.mask_t + kBlock * g.lanes, 0.0f);
+  for (int64_t r = 0; r < u.rows; ++r) {
+    const float* row = reinterpret_cast<const float*>(first + r / g.group * stride);
+    for (int64_t j = 0; j < nb; ++j) s.mask_t[j * g.lanes + r] = row[j];
   }
   return BlockMask::kMixed;
 }
@@ -246,6 +266,7 @@ void accumulate_tail(const Geometry& g, const Scratch& s, const float* const* v,
 void accumulate(const Geometry& g, const Scratch& s, const float* const* v, int64_t nb,
                 int64_t rows) {
   int64_t r = 0;
+  for (; r + 8 <= rows; r += 8) accumulate_rows<8>(g, s, v, nb, r);
   for (; r + 4 <= rows; r += 4) accumulate_rows<4>(g, s, v, nb, r);
   for (; r < rows; ++r) accumulate_rows<1>(g, s, v, nb, r);
   accumulate_tail(g, s, v, nb, rows);
