@@ -157,12 +157,15 @@ const AttnShape kShapes[] = {
     {"prefill_gqa4_from_empty", 64, 8, 2, 71, 71, Mask::kCausal},
     {"head128_gqa4", 128, 4, 1, 5, 133, Mask::kCausal},
     {"masked_row", 32, 2, 1, 4, 19, Mask::kCausalOneRowHidden},
+    {"head40_gqa8", 40, 8, 1, 3, 29, Mask::kCausal},  // D no vector width divides
 };
 
 std::vector<AttnCase> all_cases() {
   std::vector<AttnCase> cases;
   for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0}) {
-    for (const AttnShape& s : kShapes) cases.push_back({t, s});
+    for (const AttnShape& s : kShapes) {
+      if (s.d % traits(t).block_size == 0) cases.push_back({t, s});  // Q8_0: D % 32 == 0
+    }
   }
   return cases;
 }
