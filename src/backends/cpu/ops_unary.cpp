@@ -42,9 +42,15 @@ namespace {
 namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 
+// x * sigmoid(x) with e = exp(-|x|) <= 1: sigmoid is 1/(1+e) for x >= 0 and
+// e/(1+e) below, so Exp never leaves its valid range (x/(1+exp(-x)) would
+// overflow it for x < -104) and large negative x underflows gracefully to 0.
 template <class V>
 V Silu(DF df, V x) {
-  return hn::Div(x, hn::Add(hn::Set(df, 1.0f), hn::Exp(df, hn::Neg(x))));
+  const V one = hn::Set(df, 1.0f);
+  const V e = hn::Exp(df, hn::Neg(hn::Abs(x)));
+  const V sigmoid = hn::Div(hn::IfThenElse(hn::Lt(x, hn::Zero(df)), e, one), hn::Add(one, e));
+  return hn::Mul(x, sigmoid);
 }
 
 }  // namespace
