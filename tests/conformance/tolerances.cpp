@@ -60,8 +60,9 @@ constexpr ToleranceRow kTable[] = {
     {"FLASH_ATTN", "output, V F16 or Q8_0",
      "(2Δ(1 + Δ) + 2^-11 + (4·n_kv + 16)·u)·Σ_j p_j·abs(v_j); 0 for a fully masked row",
      "as V F32, and p may be rounded to F16 once for the P·V product (no F16 accumulation)"},
-    {"SILU, SWIGLU", "F32", "8u·abs(want)",
-     "exp within 2 ulp, then 1 + e, a divide and (SWIGLU) a product"},
+    {"SILU, SWIGLU", "F32", "8u·abs(want) + 2^-126",
+     "exp within 2 ulp, then 1 + e, a divide and (SWIGLU) a product; results below the "
+     "normal range (x below about -92) may flush to 0"},
     {"GELU", "F32", "8u·(abs(x) + abs(want))",
      "tanh within 4 ulp; 1 + tanh cancels for x << 0, so its absolute error (<= 6u) times "
      "x/2 bounds the result"},
@@ -166,7 +167,7 @@ double flash_attn_out_bound(GgmlType v_type, int64_t n_kv, double delta, double 
 }
 
 double silu_bound(double want) {
-  return 8 * kU * std::fabs(want);
+  return 8 * kU * std::fabs(want) + 0x1p-126;
 }
 
 double gelu_bound(double x, double want) {

@@ -21,11 +21,11 @@
 HWY_BEFORE_NAMESPACE();
 namespace polyinfer::cpu::HWY_NAMESPACE {
 
-void F32ToF16(const float* HWY_RESTRICT src, uint16_t* HWY_RESTRICT dst, int64_t n) {
+void CpyF32ToF16(const float* HWY_RESTRICT src, uint16_t* HWY_RESTRICT dst, int64_t n) {
   F32ToF16Row(src, dst, n);
 }
 
-void F16ToF32(const uint16_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n) {
+void CpyF16ToF32(const uint16_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n) {
   F16ToF32Row(src, dst, n);
 }
 
@@ -36,8 +36,8 @@ HWY_AFTER_NAMESPACE();
 namespace polyinfer::cpu {
 namespace {
 
-HWY_EXPORT(F32ToF16);
-HWY_EXPORT(F16ToF32);
+HWY_EXPORT(CpyF32ToF16);
+HWY_EXPORT(CpyF16ToF32);
 
 bool plain_or_q8(uint32_t type) {
   return type == kTypeF32 || type == kTypeF16 || type == kTypeBF16 || type == kTypeQ8_0;
@@ -65,10 +65,10 @@ void convert_row(uint32_t s, uint32_t d, const uint8_t* in, uint8_t* out, float*
   if (s == d) {
     std::memcpy(out, in, row_size(static_cast<GgmlType>(s), k));
   } else if (s == kTypeF32 && d == kTypeF16) {
-    HWY_DYNAMIC_DISPATCH(F32ToF16)
+    HWY_DYNAMIC_DISPATCH(CpyF32ToF16)
     (reinterpret_cast<const float*>(in), reinterpret_cast<uint16_t*>(out), k);
   } else if (s == kTypeF16 && d == kTypeF32) {
-    HWY_DYNAMIC_DISPATCH(F16ToF32)
+    HWY_DYNAMIC_DISPATCH(CpyF16ToF32)
     (reinterpret_cast<const uint16_t*>(in), reinterpret_cast<float*>(out), k);
   } else {
     float* f = d == kTypeF32 ? reinterpret_cast<float*>(out) : tmp;

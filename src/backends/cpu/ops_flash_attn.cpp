@@ -133,11 +133,6 @@ void pack_queries(const Geometry& g, const Unit& u, const Scratch& s) {
   }
 }
 
-// Mask row t of the unit (its first row when t = 0).
-const float* mask_row(const Geometry& g, const Unit& u, int64_t t) {
-  return row_f32(g.n.src[3], {u.t0 + t, 0, 0});
-}
-
 // Folds positions [0, nb) of a mask row into "some position is visible" and
 // "every position is 0".
 void scan_mask(const float* row, int64_t nb, bool& any_visible, bool& all_zero) {
@@ -162,7 +157,7 @@ BlockMask classify_block(const Geometry& g, const Unit& u, const Scratch& s, int
                          int64_t nb) {
   if (!present(g.n.src[3])) return BlockMask::kOpen;
   const uint64_t stride = g.n.src[3].nb[1];
-  const uint8_t* first = reinterpret_cast<const uint8_t*>(mask_row(g, u, 0) + j0);
+  const uint8_t* first = reinterpret_cast<const uint8_t*>(row_f32(g.n.src[3], {u.t0, 0, 0}) + j0);
   bool any_visible = false, all_zero = true;
   for (int64_t t = 0; t < u.n_tok; ++t) {
     scan_mask(reinterpret_cast<const float*>(first + t * stride), nb, any_visible, all_zero);
@@ -214,14 +209,14 @@ void softmax_block(const Geometry& g, const Scratch& s, const float* const* k, i
     if (j >= nb) sc[j] = neg_inf;
     block_max = hn::Max(block_max, sc[j]);
   }
-  // Lanes that have seen nothing visible keep max = -inf: their differences
-  // are NaN, which Exp maps to 0, and their sums stay 0.
+  // -inf (a hidden position; a lane with nothing visible yet) is kept out of
+  // Exp, whose valid range ends at -FLT_MAX: its weight is 0 by definition.
   const VF m_old = hn::LoadU(df, s.m + lane0);
   const VF m_new = hn::Max(m_old, block_max);
-  const VF corr = hn::Exp(df, hn::Sub(m_old, m_new));
+  const VF corr = hn::IfThenZeroElse(hn::Eq(m_old, neg_inf), hn::Exp(df, hn::Sub(m_old, m_new)));
   VF sum = hn::Mul(hn::LoadU(df, s.l + lane0), corr);
   for (int64_t j = 0; j < kBlock; ++j) {
-    const VF p = hn::Exp(df, hn::Sub(sc[j], m_new));
+    const VF p = hn::IfThenZeroElse(hn::Eq(sc[j], neg_inf), hn::Exp(df, hn::Sub(sc[j], m_new)));
     sum = hn::Add(sum, p);
     hn::StoreU(p, df, s.p + j * g.lanes + lane0);
   }

@@ -19,7 +19,7 @@
 HWY_BEFORE_NAMESPACE();
 namespace polyinfer::cpu::HWY_NAMESPACE {
 
-void F16RowToF32(const uint16_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n) {
+void GetRowF16(const uint16_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n) {
   F16ToF32Row(src, dst, n);
 }
 
@@ -30,7 +30,7 @@ HWY_AFTER_NAMESPACE();
 namespace polyinfer::cpu {
 namespace {
 
-HWY_EXPORT(F16RowToF32);
+HWY_EXPORT(GetRowF16);
 
 bool supports_get_rows(const pi_node& n) {
   const pi_tensor &table = n.src[0], &ids = n.src[1];
@@ -49,7 +49,7 @@ void decode_row(uint32_t type, const uint8_t* row, float* out, int64_t k) {
   if (type == kTypeF32) {
     std::memcpy(out, row, static_cast<size_t>(k) * 4);
   } else if (type == kTypeF16) {
-    HWY_DYNAMIC_DISPATCH(F16RowToF32)(reinterpret_cast<const uint16_t*>(row), out, k);
+    HWY_DYNAMIC_DISPATCH(GetRowF16)(reinterpret_cast<const uint16_t*>(row), out, k);
   } else {
     dequantize_row(static_cast<GgmlType>(type), row, out, k);
   }

@@ -54,7 +54,10 @@ float exponentiate(float* out, float mx, int64_t k) {
   auto vsum = hn::Zero(df);
   int64_t i = 0;
   for (; i + lanes <= k; i += lanes) {
-    const auto e = hn::Exp(df, hn::Sub(hn::LoadU(df, out + i), vmx));
+    // Masked (-inf) logits are kept out of Exp, whose valid range ends at -FLT_MAX.
+    const auto z = hn::LoadU(df, out + i);
+    const auto e =
+        hn::IfThenZeroElse(hn::Eq(z, hn::Set(df, kNegInf)), hn::Exp(df, hn::Sub(z, vmx)));
     vsum = hn::Add(vsum, e);
     hn::StoreU(e, df, out + i);
   }

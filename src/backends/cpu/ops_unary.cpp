@@ -1,7 +1,8 @@
 // Element-wise ops: SCALE, SILU (Elfwing et al. 2017), GELU (tanh
 // approximation, Hendrycks & Gimpel 2016, as ggml_gelu) and SWIGLU (Shazeer 2020:
-// silu(gate) * up). SCALE, SILU and SWIGLU (every llama FFN) are vectorized,
-// silu with Highway's exp (1 ulp); GELU stays scalar.
+// silu(gate) * up). SILU and SWIGLU (every llama FFN) are vectorized with
+// Highway's exp (1 ulp). SCALE is a plain loop the compiler vectorizes (memory
+// bound, as ADD/MUL); GELU stays scalar.
 #include <cmath>
 
 #include "backends/cpu/tensor_rows.hpp"
@@ -42,21 +43,18 @@ namespace {
 namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 
+// x * sigmoid(x) with e = exp(-|x|) <= 1: sigmoid is 1/(1+e) for x >= 0 and
+// e/(1+e) below, so Exp never leaves its valid range (x/(1+exp(-x)) would
+// overflow it for x < -104) and large negative x underflows gracefully to 0.
 template <class V>
 V Silu(DF df, V x) {
-  return hn::Div(x, hn::Add(hn::Set(df, 1.0f), hn::Exp(df, hn::Neg(x))));
+  const V one = hn::Set(df, 1.0f);
+  const V e = hn::Exp(df, hn::Neg(hn::Abs(x)));
+  const V sigmoid = hn::Div(hn::IfThenElse(hn::Lt(x, hn::Zero(df)), e, one), hn::Add(one, e));
+  return hn::Mul(x, sigmoid);
 }
 
 }  // namespace
-
-void ScaleRow(const float* HWY_RESTRICT x, float s, float* HWY_RESTRICT out, int64_t k) {
-  const DF df;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  const auto vs = hn::Set(df, s);
-  int64_t i = 0;
-  for (; i + lanes <= k; i += lanes) hn::StoreU(hn::Mul(hn::LoadU(df, x + i), vs), df, out + i);
-  for (; i < k; ++i) out[i] = x[i] * s;
-}
 
 void SiluRow(const float* HWY_RESTRICT x, float* HWY_RESTRICT out, int64_t k) {
   const DF df;
@@ -84,7 +82,6 @@ HWY_AFTER_NAMESPACE();
 namespace polyinfer::cpu {
 namespace {
 
-HWY_EXPORT(ScaleRow);
 HWY_EXPORT(SiluRow);
 HWY_EXPORT(SwigluRow);
 
@@ -112,8 +109,9 @@ void for_rows(const OpContext& ctx, F row) {
 }
 
 void run_scale(const OpContext& ctx) {
-  for_rows(ctx, [&](RowIndex, const float* x, float* out, int64_t k) {
-    HWY_DYNAMIC_DISPATCH(ScaleRow)(x, ctx.node.f[0], out, k);
+  const float scale = ctx.node.f[0];
+  for_rows(ctx, [scale](RowIndex, const float* x, float* out, int64_t k) {
+    for (int64_t i = 0; i < k; ++i) out[i] = x[i] * scale;
   });
 }
 
