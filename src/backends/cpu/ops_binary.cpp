@@ -1,5 +1,8 @@
 // ADD and MUL with ggml's broadcast: src1's dims divide src0's, and src1 is
 // repeated along each (the norm weight [K] against activations [K, T]).
+// Plain loops on purpose: the compiler vectorizes them and they run at memory
+// speed; a Highway version measured equal on AVX2 and 10-20% slower with
+// AVX-512 on Zen 4 (polyinfer-bench-ops BM_Add, docs in BENCHMARKS.md).
 #include "backends/cpu/tensor_rows.hpp"
 
 namespace polyinfer::cpu {

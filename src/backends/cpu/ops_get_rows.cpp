@@ -1,11 +1,36 @@
 // GET_ROWS: embedding lookup. Rows of any stored type are dequantized on the
-// fly, so the token embedding stays in its GGUF block format.
+// fly, so the token embedding stays in its GGUF block format; F16 rows (a
+// common embedding type) convert with vector instructions, F32 rows are copied.
+#include <cstring>
+
 #include "backends/cpu/tensor_rows.hpp"
 #include "polyinfer/dtype.hpp"
 #include "polyinfer/quant.hpp"
 
+// clang-format off
+// Highway's per-target compilation needs this order.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/ops_get_rows.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "backends/cpu/simd/row_convert-inl.h"
+// clang-format on
+
+HWY_BEFORE_NAMESPACE();
+namespace polyinfer::cpu::HWY_NAMESPACE {
+
+void GetRowF16(const uint16_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n) {
+  F16ToF32Row(src, dst, n);
+}
+
+}  // namespace polyinfer::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
 namespace polyinfer::cpu {
 namespace {
+
+HWY_EXPORT(GetRowF16);
 
 bool supports_get_rows(const pi_node& n) {
   const pi_tensor &table = n.src[0], &ids = n.src[1];
@@ -20,9 +45,18 @@ size_t no_work(const pi_node&, int) {
   return 0;
 }
 
+void decode_row(uint32_t type, const uint8_t* row, float* out, int64_t k) {
+  if (type == kTypeF32) {
+    std::memcpy(out, row, static_cast<size_t>(k) * 4);
+  } else if (type == kTypeF16) {
+    HWY_DYNAMIC_DISPATCH(GetRowF16)(reinterpret_cast<const uint16_t*>(row), out, k);
+  } else {
+    dequantize_row(static_cast<GgmlType>(type), row, out, k);
+  }
+}
+
 void run_get_rows(const OpContext& ctx) {
   const pi_tensor &table = ctx.node.src[0], &ids = ctx.node.src[1], &dst = ctx.node.dst;
-  const GgmlType type = static_cast<GgmlType>(table.type);
   const int64_t n = ids.ne[0] * ids.ne[1];
   const Range rows = split_range(n, ctx.ith, ctx.nth);
   for (int64_t r = rows.begin; r < rows.end; ++r) {
@@ -31,8 +65,8 @@ void run_get_rows(const OpContext& ctx) {
     // Out-of-range ids were rejected by the model (token ids < n_vocab); clamp
     // anyway so a bad id can never read outside the table.
     const int64_t row = id < 0 ? 0 : (id >= table.ne[1] ? table.ne[1] - 1 : id);
-    dequantize_row(type, row_ptr(table, row, 0, 0),
-                   reinterpret_cast<float*>(row_ptr(dst, i0, i1, 0)), table.ne[0]);
+    decode_row(table.type, row_ptr(table, row, 0, 0),
+               reinterpret_cast<float*>(row_ptr(dst, i0, i1, 0)), table.ne[0]);
   }
 }
 
@@ -41,3 +75,4 @@ void run_get_rows(const OpContext& ctx) {
 const OpImpl kOpGetRows{supports_get_rows, no_work, run_get_rows};
 
 }  // namespace polyinfer::cpu
+#endif  // HWY_ONCE

@@ -1,9 +1,9 @@
 // Matrix-multiply kernels of the CPU backend, per weight type. Weights stay in
 // their stored GGUF block format; activations (F32) are first converted to
-// the type the dot product wants (Q8_0 / Q8_1 / Q8_K blocks for quantized
-// weights, as ggml does, so integer dot products can be used), then a tiled
-// GEMM runs over (weight rows) x (activation columns). SIMD through Highway
-// with run-time dispatch.
+// the form the dot product wants (int8 rows with per-block scales for
+// quantized weights, as ggml does, so integer dot products can be used; see
+// act_rows.hpp), then a tiled GEMM runs over (weight rows) x (activation
+// columns). SIMD through Highway with run-time dispatch.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -13,13 +13,16 @@
 namespace polyinfer::cpu {
 
 struct MatmulKernels {
-  GgmlType act_type;  // format activations are converted to
-  // Convert one F32 row of k elements (k % block of act_type == 0) to act_type.
+  // Bytes of one converted activation row of k elements (k a multiple of the
+  // weight block length). A multiple of 64, so converted rows stay aligned.
+  size_t (*act_row_size)(int64_t k);
+  // Convert one F32 row of k elements into act_row_size(k) bytes at y.
   void (*convert_act)(const float* x, void* y, int64_t k);
   // For r < n_rows, c < n_cols:
   //   dst[c * dst_stride + r] = sum_k W[r][k] * A[c][k]
   // W rows start every w_stride bytes, converted activation rows every
-  // a_stride bytes, dst_stride counts floats.
+  // a_stride bytes, dst_stride counts floats. Any n_rows, n_cols >= 1: n_cols
+  // of 1 takes the matrix-vector path, more columns the register-blocked one.
   void (*gemm)(int64_t k, const void* w, size_t w_stride, int64_t n_rows, const void* a,
                size_t a_stride, int64_t n_cols, float* dst, size_t dst_stride);
 };

@@ -1,0 +1,134 @@
+// CPU MUL_MAT throughput per weight type: polyinfer-bench-matmul [benchmark flags].
+// Runs kOpMulMat (activation conversion + tiled GEMM) on the backend's
+// ThreadPool with 1 and 2 threads, for
+//   decode:  a 4096 x 4096 weight matrix times one column (matrix-vector)
+//   prefill: a 2048 x 2048 weight matrix times 512 columns
+// and reports GFLOP/s (2 * rows * cols * k per run) and the weight bytes
+// streamed per second (GB/s, 10^9). Weights: 16 quantized random rows
+// repeated (speed does not depend on the values); activations: random normal.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/matmul/matmul_kernels.hpp"
+#include "backends/cpu/op_context.hpp"
+#include "backends/cpu/thread_pool.hpp"
+#include "polyinfer/dtype.hpp"
+#include "polyinfer/fp16.hpp"
+#include "polyinfer/quant.hpp"
+
+namespace {
+
+using polyinfer::GgmlType;
+namespace cpu = polyinfer::cpu;
+
+std::vector<float> normal_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = normal(rng);
+  return x;
+}
+
+// 16 distinct rows of k elements in the type's format (random bytes with
+// finite f16 scales for the types without a reference quantizer).
+std::vector<uint8_t> sample_rows(GgmlType type, int64_t k) {
+  const size_t row_bytes = polyinfer::row_size(type, k);
+  std::vector<uint8_t> rows(16 * row_bytes);
+  const std::vector<float> x = normal_floats(static_cast<size_t>(16 * k), 7);
+  if (polyinfer::traits(type).quantizable) {
+    for (int r = 0; r < 16; ++r)
+      polyinfer::quantize_row(type, x.data() + r * k, rows.data() + r * row_bytes, k);
+    return rows;
+  }
+  std::mt19937 rng(11);
+  for (uint8_t& b : rows) b = static_cast<uint8_t>(rng());
+  const auto& t = polyinfer::traits(type);
+  const size_t d_offset = type == GgmlType::Q2_K ? 80 : 108;  // Q2_K (d, dmin) / Q3_K (d)
+  for (size_t b = 0; b < rows.size() / t.type_size; ++b) {
+    for (size_t f = d_offset; f + 2 <= t.type_size; f += 2) {
+      const uint16_t h = polyinfer::fp32_to_fp16(0.01f * (1 + static_cast<float>(b % 7)));
+      std::memcpy(rows.data() + b * t.type_size + f, &h, 2);
+    }
+  }
+  return rows;
+}
+
+pi_tensor tensor(GgmlType type, int64_t ne0, int64_t ne1, size_t row_bytes, void* data) {
+  pi_tensor t{};
+  t.type = static_cast<uint32_t>(type);
+  t.ne[0] = ne0;
+  t.ne[1] = ne1;
+  t.ne[2] = t.ne[3] = 1;
+  t.nb[0] = polyinfer::traits(type).type_size;
+  t.nb[1] = row_bytes;
+  t.nb[2] = t.nb[3] = row_bytes * static_cast<size_t>(ne1);
+  t.buffer = reinterpret_cast<pi_buffer>(data);  // a CPU buffer handle is its host address
+  return t;
+}
+
+void bench_mul_mat(benchmark::State& state, GgmlType type, int64_t k, int64_t n, int64_t m,
+                   int threads) {
+  const size_t row_bytes = polyinfer::row_size(type, k);
+  const std::vector<uint8_t> sample = sample_rows(type, k);
+  std::vector<uint8_t> w(row_bytes * static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) {
+    std::memcpy(w.data() + r * row_bytes, sample.data() + (r % 16) * row_bytes, row_bytes);
+  }
+  std::vector<float> a = normal_floats(static_cast<size_t>(k * m), 3);
+  std::vector<float> d(static_cast<size_t>(n * m));
+  pi_node node{};
+  node.op = PI_OP_MUL_MAT;
+  node.n_src = 2;
+  node.src[0] = tensor(type, k, n, row_bytes, w.data());
+  node.src[1] = tensor(GgmlType::F32, k, m, 4 * static_cast<size_t>(k), a.data());
+  node.dst = tensor(GgmlType::F32, n, m, 4 * static_cast<size_t>(n), d.data());
+  if (!cpu::kOpMulMat.supports(node)) {
+    state.SkipWithError("unsupported");
+    return;
+  }
+  cpu::ThreadPool pool(threads);
+  std::vector<uint8_t> work(cpu::kOpMulMat.work_size(node, threads) + 64);
+  const std::span<uint8_t> scratch(
+      work.data() + (64 - reinterpret_cast<uintptr_t>(work.data()) % 64) % 64,
+      cpu::kOpMulMat.work_size(node, threads));
+  const auto job = [&](int ith) {
+    cpu::kOpMulMat.run(cpu::OpContext{node, ith, threads, pool.barrier(), scratch});
+  };
+  for (auto _ : state) {
+    pool.run(job);
+    benchmark::DoNotOptimize(d.data());
+  }
+  const double runs = static_cast<double>(state.iterations());
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2e-9 * static_cast<double>(k * n * m) * runs, benchmark::Counter::kIsRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(1e-9 * static_cast<double>(w.size()) * runs, benchmark::Counter::kIsRate);
+  state.SetLabel(cpu::simd_target_name());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const GgmlType type : polyinfer::kComputeTypes) {
+    const std::string name(polyinfer::type_name(type));
+    for (const int threads : {1, 2}) {
+      const std::string t = "/threads:" + std::to_string(threads);
+      benchmark::RegisterBenchmark(("decode_4096x4096/" + name + t).c_str(), bench_mul_mat, type,
+                                   4096, 4096, 1, threads)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("prefill_2048x2048x512/" + name + t).c_str(), bench_mul_mat,
+                                   type, 2048, 2048, 512, threads)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

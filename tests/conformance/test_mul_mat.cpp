@@ -1,0 +1,98 @@
+// MUL_MAT: weights W [K, N, B2, B3] of every stored type times F32 activations
+// A [K, M, B2', B3'] -> F32 [N, M, B2', B3'], W broadcast over B2'/B2 (and
+// B3'/B3): dst[n, m, b2, b3] = Σ_k W[k, n, b2 / (B2'/B2), b3 / (B3'/B3)] · A[k, m, b2, b3].
+#include <cmath>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "backend_under_test.hpp"
+#include "expect_within.hpp"
+#include "random_data.hpp"
+#include "tolerances.hpp"
+
+namespace polyinfer::conformance {
+namespace {
+
+struct MatShape {
+  std::string name;
+  int64_t n, m;     // weight rows, activation columns
+  int64_t b2, b2a;  // batch of W and of A (b2a a multiple of b2)
+};
+
+// Row lengths: several blocks (an odd count of 32-blocks, two super-blocks),
+// and for plain types a length no SIMD width divides.
+int64_t k_for(GgmlType type) {
+  const int64_t block = traits(type).block_size;
+  if (block == 1) return 97;
+  return block == 32 ? 5 * 32 : 2 * 256;
+}
+
+struct MulMatCase {
+  GgmlType type;
+  MatShape shape;
+};
+
+// gtest names a failing case by this instead of its bytes.
+void PrintTo(const MulMatCase& c, std::ostream* os) {
+  *os << type_name(c.type) << "/" << c.shape.name;
+}
+
+class MulMat : public ConformanceTestWithParam<MulMatCase> {};
+
+TEST_P(MulMat, MatchesReference) {
+  const auto& [type, s] = GetParam();
+  const std::string name = std::string(type_name(type)) + "/" + s.name;
+  Rng rng(case_seed("MUL_MAT/" + name));
+  const int64_t k = k_for(type);
+  HostTensor w = contiguous(type, {k, s.n, s.b2, 1});
+  fill_weights(w, rng);
+  HostTensor a = contiguous(GgmlType::F32, {k, s.m, s.b2a, 1});
+  fill_normal(a, rng);
+  HostTensor dst = contiguous(GgmlType::F32, {s.n, s.m, s.b2a, 1});
+  pi_node node{};
+  node.op = PI_OP_MUL_MAT;
+  const NodeRun r = backend().run(node, {&w, &a}, dst);
+  ASSERT_TRUE(r.ok()) << r.describe();
+
+  const int64_t act_block = mul_mat_act_block(type);
+  std::vector<double> want, bound;
+  for (int64_t b = 0; b < s.b2a; ++b) {
+    for (int64_t m = 0; m < s.m; ++m) {
+      const std::vector<double> av = a.row_values(m, b);
+      for (int64_t n = 0; n < s.n; ++n) {
+        const std::vector<double> wv = w.row_values(n, b / (s.b2a / s.b2));
+        double sum = 0, mag = 0;
+        for (int64_t i = 0; i < k; ++i) {
+          sum += wv[i] * av[i];
+          mag += std::fabs(wv[i] * av[i]);
+        }
+        const double amag = act_block > 0 ? block_weighted_amax(wv, av, act_block) : 0.0;
+        want.push_back(sum);
+        bound.push_back(mul_mat_bound(type, k, mag, amag));
+      }
+    }
+  }
+  expect_output(dst, want, bound, "MUL_MAT " + name);
+}
+
+const MatShape kShapes[] = {
+    {"vector", 37, 1, 1, 1},          // decode: one activation column
+    {"matrix", 67, 19, 1, 1},         // ragged against any tile size
+    {"batch_broadcast", 5, 3, 2, 4},  // B2' = 2 x B2
+};
+
+std::vector<MulMatCase> all_cases() {
+  std::vector<MulMatCase> cases;
+  for (GgmlType t : kComputeTypes) {
+    for (const MatShape& s : kShapes) cases.push_back({t, s});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, MulMat, ::testing::ValuesIn(all_cases()), [](const auto& info) {
+  return std::string(type_name(info.param.type)) + "_" + info.param.shape.name;
+});
+
+}  // namespace
+}  // namespace polyinfer::conformance
