@@ -100,6 +100,7 @@ int run_generate(const RunOptions& o) {
   std::fputc('\n', stdout);
   std::fflush(stdout);
   print_run_stats(load_ms, st, stderr);
+  if (o.verbose) print_memory_report(*session, stderr);
   return 0;
 }
 

@@ -51,6 +51,11 @@ void print_session_report(const Session& s, std::FILE* out) {
                mib(s.kv_cache_bytes()));
 }
 
+void print_memory_report(const Session& s, std::FILE* out) {
+  std::fprintf(out, "memory:     weights %.2f MiB (mmapped), KV cache %.2f MiB, compute %.2f MiB\n",
+               mib(s.model().file_bytes), mib(s.kv_cache_bytes()), mib(s.compute_bytes()));
+}
+
 void print_run_stats(double load_ms, const GenerationStats& st, std::FILE* out) {
   std::fprintf(out, "load:       %10.2f ms\n", load_ms);
   std::fprintf(out, "prompt:     %5lld tokens %10.2f ms %10.2f tok/s\n",

@@ -25,6 +25,8 @@ class Timer {
 // "\rloading model  42%" on stderr, cleared when done.
 std::function<void(uint64_t, uint64_t)> load_progress_printer();
 void print_session_report(const Session& s, std::FILE* out);
+// Weights (mapped), KV cache and the compute arena, after a run has sized it.
+void print_memory_report(const Session& s, std::FILE* out);
 void print_run_stats(double load_ms, const GenerationStats& st, std::FILE* out);
 
 }  // namespace polyinfer::cli
