@@ -12,8 +12,9 @@
 
 namespace polyinfer::testing {
 
+// Types whose kernels take F32 activation rows (Q8_0 too: gemm_q8_0_f32.cpp).
 inline bool is_float_type(GgmlType t) {
-  return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16;
+  return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0;
 }
 
 // Block length of the activation rows the type's kernels convert to.

@@ -18,6 +18,8 @@ void convert_act_q8k(const float* x, void* y, int64_t k);
 GemmFn gemm_f32, gemm_f16, gemm_bf16;
 // gemm_legacy.cpp: activations in 32-element-block rows.
 GemmFn gemm_q4_0, gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_q8_0;
+// gemm_q8_0_f32.cpp: Q8_0 weights against plain F32 activation rows.
+GemmFn gemm_q8_0_f32;
 // gemm_kquant.cpp: activations in 256-element-block rows.
 GemmFn gemm_q2_k, gemm_q3_k, gemm_q4_k, gemm_q5_k, gemm_q6_k;
 

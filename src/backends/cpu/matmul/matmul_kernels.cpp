@@ -44,7 +44,8 @@ constexpr MatmulKernels kQ4_0 = legacy_kernels(gemm_q4_0);
 constexpr MatmulKernels kQ4_1 = legacy_kernels(gemm_q4_1);
 constexpr MatmulKernels kQ5_0 = legacy_kernels(gemm_q5_0);
 constexpr MatmulKernels kQ5_1 = legacy_kernels(gemm_q5_1);
-constexpr MatmulKernels kQ8_0 = legacy_kernels(gemm_q8_0);
+// F32 activations: see gemm_q8_0_f32.cpp for why Q8_0 does not take Q8 blocks.
+constexpr MatmulKernels kQ8_0 = float_kernels(gemm_q8_0_f32);
 constexpr MatmulKernels kQ2_K = kquant_kernels(gemm_q2_k);
 constexpr MatmulKernels kQ3_K = kquant_kernels(gemm_q3_k);
 constexpr MatmulKernels kQ4_K = kquant_kernels(gemm_q4_k);

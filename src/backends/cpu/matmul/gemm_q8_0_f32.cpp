@@ -1,0 +1,115 @@
+// Q8_0 weights against F32 activations (not 8-bit activation blocks): Q8_0 is
+// the type people choose to stay close to the float model, and rounding the
+// activations to 8 bits as well doubles its error — enough to flip greedy
+// choices with small margins (TinyStories-656K-Q8_0 "Hello", token 14, margin
+// 0.008 in float64). Products are exact (int8 codes times F32), accumulated in
+// F32, so the error is only the weights' own.
+//
+// Up to 3 columns (decode): each weight block is widened in registers and
+// multiplied with every column, streaming the weights once. More columns
+// (prefill): rows are widened to F32 a tile at a time into per-thread scratch
+// and handed to the F32 GEMM, which register-blocks them against the columns.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/matmul/gemm_q8_0_f32.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/matmul/kernel_entries.hpp"
+#include "polyinfer/fp16.hpp"
+#include "polyinfer/quant_blocks.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace polyinfer::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+constexpr int kBlock = 32;
+constexpr int kMaxDecodeCols = 3;
+// Rows widened per F32 GEMM call: 64 rows of k = 4096 are 1 MiB of F32.
+constexpr int64_t kTileRows = 64;
+
+// One block's 32 codes as F32 vectors, times `a` (32 floats), accumulated.
+template <class DF>
+HWY_INLINE hn::Vec<DF> BlockDot(DF df, const int8_t* q, const float* a, hn::Vec<DF> acc) {
+  const hn::Rebind<int32_t, DF> di;
+  const hn::Rebind<int8_t, DF> d8;
+  for (int i = 0; i < kBlock; i += static_cast<int>(hn::Lanes(df))) {
+    const auto w = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, q + i)));
+    acc = hn::MulAdd(w, hn::LoadU(df, a + i), acc);
+  }
+  return acc;
+}
+
+void Decode(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, const uint8_t* a,
+            size_t a_stride, int64_t n_cols, float* dst, size_t dst_stride) {
+  const hn::ScalableTag<float> df;
+  const int64_t nb = k / kBlock;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(w + r * w_stride);
+    hn::Vec<decltype(df)> acc[kMaxDecodeCols] = {hn::Zero(df), hn::Zero(df), hn::Zero(df)};
+    for (int64_t b = 0; b < nb; ++b) {
+      const auto d = hn::Set(df, fp16_to_fp32(blocks[b].d));
+      for (int64_t c = 0; c < n_cols; ++c) {
+        const float* ac = reinterpret_cast<const float*>(a + c * a_stride) + b * kBlock;
+        acc[c] = hn::MulAdd(d, BlockDot(df, blocks[b].qs, ac, hn::Zero(df)), acc[c]);
+      }
+    }
+    for (int64_t c = 0; c < n_cols; ++c)
+      dst[c * dst_stride + r] = hn::GetLane(hn::SumOfLanes(df, acc[c]));
+  }
+}
+
+void WidenRows(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, float* out) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<int32_t, decltype(df)> di;
+  const hn::Rebind<int8_t, decltype(df)> d8;
+  const int n = static_cast<int>(hn::Lanes(df));
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(w + r * w_stride);
+    float* row = out + r * k;
+    for (int64_t b = 0; b < k / kBlock; ++b) {
+      const auto d = hn::Set(df, fp16_to_fp32(blocks[b].d));
+      for (int i = 0; i < kBlock; i += n) {
+        const auto v = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, blocks[b].qs + i)));
+        hn::StoreU(hn::Mul(v, d), df, row + b * kBlock + i);
+      }
+    }
+  }
+}
+
+void GemmQ8_0F32(int64_t k, const void* w, size_t w_stride, int64_t n_rows, const void* a,
+                 size_t a_stride, int64_t n_cols, float* dst, size_t dst_stride) {
+  const auto* wp = static_cast<const uint8_t*>(w);
+  if (n_cols <= kMaxDecodeCols) {
+    Decode(k, wp, w_stride, n_rows, static_cast<const uint8_t*>(a), a_stride, n_cols, dst,
+           dst_stride);
+    return;
+  }
+  thread_local std::vector<float> tile;
+  tile.resize(static_cast<size_t>(kTileRows * k));
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kTileRows) {
+    const int64_t rows = std::min(kTileRows, n_rows - r0);
+    WidenRows(k, wp + r0 * w_stride, w_stride, rows, tile.data());
+    gemm_f32(k, tile.data(), static_cast<size_t>(k) * 4, rows, a, a_stride, n_cols, dst + r0,
+             dst_stride);
+  }
+}
+
+}  // namespace polyinfer::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace polyinfer::cpu {
+
+HWY_EXPORT(GemmQ8_0F32);
+
+void gemm_q8_0_f32(int64_t k, const void* w, size_t ws, int64_t n, const void* a, size_t as,
+                   int64_t m, float* dst, size_t ds) {
+  HWY_DYNAMIC_DISPATCH(GemmQ8_0F32)(k, w, ws, n, a, as, m, dst, ds);
+}
+
+}  // namespace polyinfer::cpu
+#endif
