@@ -12,6 +12,7 @@
 #include "bench_report.hpp"
 #include "cli_error.hpp"
 #include "commands.hpp"
+#include "device_choice.hpp"
 #include "int_list.hpp"
 #include "polyinfer/error.hpp"
 #include "polyinfer/session.hpp"
@@ -27,6 +28,7 @@ struct BenchOptions {
               cache_type = "f16";
   int64_t n_batch = 512;
   bool verbose = false;
+  SelectionFlags selection;
 };
 
 std::vector<int32_t> random_tokens(int64_t n, int64_t n_vocab, std::mt19937_64& rng) {
@@ -91,6 +93,7 @@ int run_bench(const BenchOptions& o) {
       p.n_batch = o.n_batch;
       p.n_ctx = max_of(prompts) + max_of(gens) + 1;
       p.cache_type = parse_cache_type(o.cache_type);
+      choose_device(o.selection, p, o.verbose ? stderr : nullptr);
       auto s = Session::open(model, p);
       if (o.verbose) print_session_report(*s, stderr);
       for (int n : prompts) {
@@ -127,6 +130,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--cache-type", o->cache_type, "KV cache type: f32, f16 or q8_0")
       ->capture_default_str();
+  add_selection_options(*cmd, o->selection);
   cmd->add_flag("-v,--verbose", o->verbose, "Print the device and memory report");
   cmd->callback([o, &exit_code] { exit_code = run_guarded([&] { return run_bench(*o); }); });
 }

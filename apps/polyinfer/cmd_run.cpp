@@ -14,6 +14,7 @@
 
 #include "cli_error.hpp"
 #include "commands.hpp"
+#include "device_choice.hpp"
 #include "polyinfer/dtype.hpp"
 #include "polyinfer/error.hpp"
 #include "polyinfer/generate.hpp"
@@ -31,6 +32,7 @@ struct RunOptions {
   SamplerParams sampling;
   std::optional<uint64_t> seed;
   bool no_display_prompt = false, verbose = false, ignore_eos = false;
+  SelectionFlags selection;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -64,6 +66,7 @@ std::unique_ptr<Session> open_session(const RunOptions& o) {
   p.n_batch = o.n_batch;
   p.cache_type = parse_cache_type(o.cache_type);
   if (isatty(STDERR_FILENO)) p.progress = load_progress_printer();
+  choose_device(o.selection, p, o.verbose ? stderr : nullptr);
   return Session::open(o.model, p);
 }
 
@@ -135,6 +138,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty (0: off)");
   cmd->add_option("--seed", o->seed, "Sampling seed (same seed, same text)");
   cmd->add_flag("--no-display-prompt", o->no_display_prompt, "Do not echo the prompt");
+  add_selection_options(*cmd, o->selection);
   cmd->add_flag("--ignore-eos", o->ignore_eos, "Do not stop at end-of-generation tokens");
   cmd->add_flag("-v,--verbose", o->verbose, "Print the device, layer placement and memory");
   cmd->callback([o, &exit_code] { exit_code = run_guarded([&] { return run_generate(*o); }); });

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "polyinfer/backend/abi.h"
 #include "polyinfer/dtype.hpp"
 #include "polyinfer/tokenizer.hpp"
 
@@ -22,6 +23,11 @@ struct SessionParams {
   int64_t n_ctx = 0;                    // context length in tokens; 0: the model's, capped at 4096
   int64_t n_batch = 512;                // tokens per forward pass while evaluating a prompt
   GgmlType cache_type = GgmlType::F16;  // KV cache: F32, F16 or Q8_0
+  // The device to run on: a backend's vtable (from the registry) and device
+  // index; nullptr: the built-in CPU backend. options go to device_open.
+  const pi_backend_vtable* backend = nullptr;
+  int device_index = 0;
+  std::string device_options;
   // While weights are paged in: bytes done, bytes in all.
   std::function<void(uint64_t done, uint64_t total)> progress;
 };
@@ -50,7 +56,7 @@ class Session {
   int64_t n_batch() const;
   int64_t n_past() const;  // tokens in the KV cache
   int n_threads() const;
-  std::string backend_name() const;  // "CPU"
+  std::string backend_name() const;  // "CPU", "CUDA", ... (upper case, as llama-bench)
   std::string device_desc() const;   // e.g. "cpu:0 AMD EPYC (AVX3_DL), 2 threads"
   uint64_t kv_cache_bytes() const;
   uint64_t compute_bytes() const;  // the activation arena, as planned so far

@@ -36,6 +36,20 @@ std::string file_type_label(uint64_t ftype) {
   return it == kNames.end() ? "ftype " + std::to_string(ftype) : it->second;
 }
 
+// Without general.file_type: the type holding most of the matrix elements.
+std::string dominant_type(const GgufFile& f) {
+  std::map<GgmlType, uint64_t> elements;
+  for (const GgufTensorInfo& t : f.tensors()) {
+    if (t.n_dims >= 2) elements[t.type] += static_cast<uint64_t>(t.n_elements());
+  }
+  GgmlType best = GgmlType::F32;
+  uint64_t most = 0;
+  for (const auto& [type, n] : elements) {
+    if (n > most) best = type, most = n;
+  }
+  return std::string(type_name(best));
+}
+
 ModelSummary summarize_model(const GgufFile& f) {
   const ModelHParams h = read_hparams(f);
   ModelSummary s;
@@ -43,7 +57,7 @@ ModelSummary summarize_model(const GgufFile& f) {
   s.name = h.name.value_or(f.name());
   for (const GgufTensorInfo& t : f.tensors()) s.n_params += static_cast<uint64_t>(t.n_elements());
   s.size_label = size_label(s.n_params);
-  s.type_label = h.file_type ? file_type_label(*h.file_type) : "unknown type";
+  s.type_label = h.file_type ? file_type_label(*h.file_type) : dominant_type(f);
   s.file_bytes = f.file_size();
   s.n_layer = static_cast<int64_t>(h.n_layer.value_or(0));
   s.n_embd = static_cast<int64_t>(h.n_embd.value_or(0));

@@ -1,6 +1,7 @@
 #include "polyinfer/session.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <vector>
 
@@ -22,8 +23,16 @@ namespace {
 
 constexpr int64_t kDefaultMaxCtx = 4096;
 
-std::string device_options(int n_threads) {
-  return n_threads > 0 ? "threads=" + std::to_string(n_threads) : "";
+std::string device_options(const SessionParams& p) {
+  // -t comes first: backends read the first occurrence of a key, and the
+  // command line beats the config file's options.
+  std::string o = p.n_threads > 0 ? "threads=" + std::to_string(p.n_threads) : "";
+  if (!p.device_options.empty()) o += (o.empty() ? "" : ";") + p.device_options;
+  return o;
+}
+
+const pi_backend_vtable& backend_of(const SessionParams& p) {
+  return p.backend ? *p.backend : *polyinfer_cpu_backend_entry();
 }
 
 int64_t context_size(const SessionParams& p, const LlamaHParams& hp) {
@@ -40,7 +49,7 @@ struct Session::Impl {
         hp(read_llama_hparams(file)),
         tokenizer(Tokenizer::from_gguf(file)),
         summary(summarize_model(file)),
-        device(*polyinfer_cpu_backend_entry(), 0, device_options(p.n_threads)),
+        device(backend_of(p), p.device_index, device_options(p)),
         weights(load_llama_weights(file, hp, device, p.progress)),
         n_ctx(context_size(p, hp)),
         n_batch(p.n_batch),

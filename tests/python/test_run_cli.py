@@ -110,3 +110,5 @@ def test_bad_input(bin_dir, models_dir, tmp_path):
                           "does not fit the context")
     assert_one_line_error(run(bin_dir, "-m", model, "-p", "x", "--cache-type", "q4_0"), "--cache-type")
     assert_one_line_error(run(bin_dir, "-m", model, "-p", "x", "--top-p", 2), "top_p")
+    # An explicit backend that is not there is an error naming what is, never a CPU run.
+    assert_one_line_error(run(bin_dir, "-m", model, "-p", "x", "--backend", "vulkan"), "available: cpu:0")
