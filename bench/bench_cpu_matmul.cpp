@@ -1,8 +1,10 @@
 // CPU MUL_MAT throughput per weight type: polyinfer-bench-matmul [benchmark flags].
 // Runs kOpMulMat (activation conversion + tiled GEMM) on the backend's
 // ThreadPool with 1 and 2 threads, for
-//   decode:  a 4096 x 4096 weight matrix times one column (matrix-vector)
-//   prefill: a 2048 x 2048 weight matrix times 512 columns
+//   decode:      a 4096 x 4096 weight matrix times one column (matrix-vector)
+//   decode_dram: 32768 rows of 4096 times one column: weights (72-512 MiB)
+//                far beyond the 32 MiB L3, so they stream from DRAM
+//   prefill:     a 2048 x 2048 weight matrix times 512 columns
 // and reports GFLOP/s (2 * rows * cols * k per run) and the weight bytes
 // streamed per second (GB/s, 10^9). Weights: 16 quantized random rows
 // repeated (speed does not depend on the values); activations: random normal.
@@ -119,6 +121,10 @@ int main(int argc, char** argv) {
       const std::string t = "/threads:" + std::to_string(threads);
       benchmark::RegisterBenchmark(("decode_4096x4096/" + name + t).c_str(), bench_mul_mat, type,
                                    4096, 4096, 1, threads)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("decode_dram_32768x4096/" + name + t).c_str(), bench_mul_mat,
+                                   type, 4096, 32768, 1, threads)
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(("prefill_2048x2048x512/" + name + t).c_str(), bench_mul_mat,
