@@ -1,4 +1,7 @@
-// CPU MUL_MAT throughput per weight type: polyinfer-bench-matmul [benchmark flags].
+// CPU MUL_MAT throughput per weight type:
+//   polyinfer-bench-matmul [--hwy_target=NAME] [benchmark flags]
+// --hwy_target runs a lesser Highway target this CPU also supports (e.g.
+// AVX2, SSE4) instead of the best one.
 // Runs kOpMulMat (activation conversion + tiled GEMM) on the backend's
 // ThreadPool with 1 and 2 threads, for
 //   decode:      a 4096 x 4096 weight matrix times one column (matrix-vector)
@@ -8,8 +11,11 @@
 // and reports GFLOP/s (2 * rows * cols * k per run) and the weight bytes
 // streamed per second (GB/s, 10^9). Weights: 16 quantized random rows
 // repeated (speed does not depend on the values); activations: random normal.
+#define HWY_WANT_AVX3_DL
 #include <benchmark/benchmark.h>
+#include <hwy/targets.h>
 
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -114,7 +120,31 @@ void bench_mul_mat(benchmark::State& state, GgmlType type, int64_t k, int64_t n,
 
 }  // namespace
 
+// Applies and removes a --hwy_target=NAME argument; false if NAME is not a
+// target this CPU runs.
+bool apply_target_flag(int& argc, char** argv) {
+  const std::string prefix = "--hwy_target=";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind(prefix, 0) != 0) continue;
+    for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+    --argc;
+    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      if (arg.substr(prefix.size()) == hwy::TargetName(target)) {
+        hwy::SetSupportedTargetsForTest(target);
+        return true;
+      }
+    }
+    return false;
+  }
+  return true;
+}
+
 int main(int argc, char** argv) {
+  if (!apply_target_flag(argc, argv)) {
+    std::fprintf(stderr, "--hwy_target: not a Highway target this CPU runs\n");
+    return 2;
+  }
   for (const GgmlType type : polyinfer::kComputeTypes) {
     const std::string name(polyinfer::type_name(type));
     for (const int threads : {1, 2}) {

@@ -91,7 +91,7 @@ HWY_INLINE float DotRowVectors(const RowChunk<W>& w, const ActRow& a, int64_t e0
   const auto block_idx = SpreadIndices(df, B);
   auto acc = hn::Zero(df);
   for (int64_t e = 0; e < len; e += step) {
-    const auto dot = Dot4(di, hn::Zero(di), PrepareU8(di, hn::Load(du8, w.codes + e)),
+    const auto dot = Dot4(di, hn::Zero(di), PrepareU8<W::kMaxCode>(di, hn::Load(du8, w.codes + e)),
                           hn::LoadU(di8, a.qs + e0 + e));
     const auto sc = hn::TableLookupLanes(hn::LoadU(df, w.scale + e / G), group_idx);
     const auto da = hn::TableLookupLanes(hn::LoadU(df, a.d + (e0 + e) / B), block_idx);
