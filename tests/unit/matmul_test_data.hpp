@@ -17,6 +17,11 @@ inline bool is_float_type(GgmlType t) {
   return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0;
 }
 
+// F16 weights multiply F16-rounded activations (the others' float rows are F32).
+inline bool f16_activations(GgmlType t) {
+  return t == GgmlType::F16;
+}
+
 // Block length of the activation rows the type's kernels convert to.
 inline int act_block(GgmlType t) {
   return traits(t).block_size == 256 ? 256 : 32;

@@ -7,13 +7,15 @@
 // random normal floats with 1% outliers (x10), never zero.
 //
 // Two checks per output, with A the F32 activations, Aq the activations as
-// the kernel sees them (decoded from the converted rows: d[b] * qs[e], or A
-// itself for the float types) and W the dequantize_row weights:
+// the kernel sees them (decoded from the converted rows: d[b] * qs[e]; the
+// F16-rounded A for F16 weights; A itself for F32 and BF16 weights) and W the
+// dequantize_row weights:
 //  1. kernel arithmetic: |got - W.Aq| <= 1e-5 * |W|.|Aq|. Integer dots are
 //     exact; what remains is float32 rounding of per-group products and sums
 //     (a few 2^-24 per term, accumulated over at most k/16 groups per lane).
 //  2. activation quantization: every |A - Aq| <= d * (1/2 + 3e-5) (round to
-//     nearest; the slack covers float32 rounding of x * 127 / max and of d),
+//     nearest; the slack covers float32 rounding of x * 127 / max and of d;
+//     for F16 rows d is the F16 spacing at A, without slack),
 //     |got - W.A| <= sum |W| |A - Aq| + 1e-5 |W|.|A| (the exact bound), and
 //     |got - W.A| <= 6 sigma + 1e-5 |W|.|A| with sigma^2 = sum W^2 d^2 / 12,
 //     the spread of independent rounding errors uniform in +-d/2: the error
@@ -47,6 +49,10 @@ using testing::Matrix;
 // The activations the kernel multiplies: decoded from a converted row.
 std::vector<double> decode_act(GgmlType type, const uint8_t* row, int64_t k) {
   std::vector<double> out(static_cast<size_t>(k));
+  if (testing::f16_activations(type)) {
+    for (int64_t e = 0; e < k; ++e) out[e] = testing::f16_value(testing::read_u16(row + 2 * e));
+    return out;
+  }
   if (testing::is_float_type(type)) {
     const auto* x = reinterpret_cast<const float*>(row);
     for (int64_t e = 0; e < k; ++e) out[e] = x[e];
@@ -58,9 +64,17 @@ std::vector<double> decode_act(GgmlType type, const uint8_t* row, int64_t k) {
   return out;
 }
 
-// The quantization step d of each element's block (0 for the float types).
-std::vector<double> act_step(GgmlType type, const uint8_t* row, int64_t k) {
+// The quantization step of each element: d of its block for the integer
+// rows, the F16 spacing at the element for F16 rows, 0 for F32 rows.
+std::vector<double> act_step(GgmlType type, const float* x, const uint8_t* row, int64_t k) {
   std::vector<double> out(static_cast<size_t>(k), 0.0);
+  if (testing::f16_activations(type)) {
+    // 2^-10 of the binade (|x| >= 2^-14), 2^-24 below (subnormals).
+    for (int64_t e = 0; e < k; ++e) {
+      out[e] = std::ldexp(1.0, std::max(std::ilogb(x[e]), -14) - 10);
+    }
+    return out;
+  }
   if (testing::is_float_type(type)) return out;
   const ActLayout layout = act_layout(k, testing::act_block(type));
   const ActRow a = act_row(row, layout);
@@ -70,6 +84,14 @@ std::vector<double> act_step(GgmlType type, const uint8_t* row, int64_t k) {
 
 // Checks the converted row's sums and that each code is the nearest one.
 void check_act_row(GgmlType type, const float* x, const uint8_t* row, int64_t k) {
+  if (testing::f16_activations(type)) {
+    for (int64_t e = 0; e < k; ++e) {
+      const double step = std::ldexp(1.0, std::max(std::ilogb(x[e]), -14) - 10);
+      ASSERT_LE(std::fabs(x[e] - testing::f16_value(testing::read_u16(row + 2 * e))), step / 2)
+          << "element " << e;
+    }
+    return;
+  }
   if (testing::is_float_type(type)) return;
   const ActLayout layout = act_layout(k, testing::act_block(type));
   const ActRow a = act_row(row, layout);
@@ -126,7 +148,7 @@ void run_case(GgmlType type, const Shape& s, uint32_t seed) {
 
   for (int64_t c = 0; c < s.n_cols; ++c) {
     const std::vector<double> aq = decode_act(type, act0 + c * a_stride, s.k);
-    const std::vector<double> step = act_step(type, act0 + c * a_stride, s.k);
+    const std::vector<double> step = act_step(type, x.row(c), act0 + c * a_stride, s.k);
     for (int64_t r = 0; r < s.n_rows; ++r) {
       const double* wr = w.values.data() + r * s.k;
       double ref_q = 0, mag_q = 0, ref = 0, mag = 0, quant_err = 0, var = 0;

@@ -52,12 +52,18 @@ void run_op(const OpImpl& op, const pi_node& node, int nth) {
   for (std::thread& t : threads) t.join();
 }
 
-// The activations the kernel multiplies (float types: the F32 row itself).
+// The activations the kernel multiplies (F32 and BF16 weights: the F32 row itself).
 std::vector<double> kernel_view(GgmlType type, const float* x, int64_t k) {
   const MatmulKernels& mk = *matmul_kernels(type);
   std::vector<uint8_t> row(mk.act_row_size(k));
   mk.convert_act(x, row.data(), k);
   std::vector<double> out(static_cast<size_t>(k));
+  if (testing::f16_activations(type)) {
+    for (int64_t e = 0; e < k; ++e) {
+      out[e] = testing::f16_value(testing::read_u16(row.data() + 2 * e));
+    }
+    return out;
+  }
   if (testing::is_float_type(type)) {
     for (int64_t e = 0; e < k; ++e) out[e] = x[e];
     return out;

@@ -103,14 +103,14 @@ HWY_INLINE float ReduceAdd(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(m2, _mm_movehdup_ps(m2)));
 }
 
-// Runs blocks(b, n) over a row of nb blocks in groups of 4 (the last group
-// may be shorter) and sums the returned lanes.
+// Runs acc = blocks(b, n, acc) over a row of nb blocks in groups of 4 (the
+// last group may be shorter) and sums the lanes of acc.
 template <class Blocks>
 HWY_INLINE float SumBlockGroups(int64_t nb, Blocks blocks) {
   __m512 acc = _mm512_setzero_ps();
   int64_t b = 0;
-  for (; b + 4 <= nb; b += 4) acc = _mm512_add_ps(acc, blocks(b, 4));
-  if (b < nb) acc = _mm512_add_ps(acc, blocks(b, static_cast<int>(nb - b)));
+  for (; b + 4 <= nb; b += 4) acc = blocks(b, 4, acc);
+  if (b < nb) acc = blocks(b, static_cast<int>(nb - b), acc);
   return _mm512_reduce_add_ps(acc);
 }
 
@@ -190,10 +190,11 @@ HWY_INLINE QuadPrep PrepareQuad(const ActRow& a, int64_t b, int nblk) {
   return prep;
 }
 
-// Contribution of blocks b..b+nblk-1 (nblk <= 4) of a Q4_0/Q4_1/Q5_0/Q5_1 row.
+// acc plus the contribution of blocks b..b+nblk-1 (nblk <= 4) of a
+// Q4_0/Q4_1/Q5_0/Q5_1 row.
 template <class W>
 HWY_INLINE __m512 LegacyNibbleBlocks(const uint8_t* w, const ActRow& a, int64_t b, int nblk,
-                                     const QuadPrep& prep) {
+                                     const QuadPrep& prep, __m512 acc) {
   using Block = typename W::Block;
   constexpr int kBytes = sizeof(Block);
   const uint8_t* p = w + b * kBytes;
@@ -212,29 +213,30 @@ HWY_INLINE __m512 LegacyNibbleBlocks(const uint8_t* w, const ActRow& a, int64_t 
   alignas(64) static constexpr auto kTakeD = QuadF16Take(offsetof(Block, d), kBytes);
   const __m512 dw = _mm512_cvtph_ps(_mm512_castsi512_si256(
       _mm512_permutex2var_epi16(raw_ab, _mm512_load_si512(kTakeD.data()), raw_cd)));
-  __m512 sum = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, prep.da));
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, prep.da), acc);
   if constexpr (W::kHasMin) {
     // min * d_act * code sum of each block, once (lane 4j).
     alignas(64) static constexpr auto kTakeM = QuadF16Take(offsetof(Block, m), kBytes);
     const __m512 mw = _mm512_cvtph_ps(_mm512_castsi512_si256(
         _mm512_permutex2var_epi16(raw_ab, _mm512_load_si512(kTakeM.data()), raw_cd)));
-    sum = _mm512_fmadd_ps(mw, prep.dsum, sum);
+    acc = _mm512_fmadd_ps(mw, prep.dsum, acc);
   }
-  return sum;
+  return acc;
 }
 
 template <class W, std::enable_if_t<kIsLegacy4or5<W>, int> = 0>
 HWY_INLINE float FusedRowDot(W, const uint8_t* w, int64_t k, const ActRow& a,
                              const QuadPrep* prep) {
-  return SumBlockGroups(
-      k / 32, [&](int64_t b, int n) { return LegacyNibbleBlocks<W>(w, a, b, n, prep[b / 4]); });
+  return SumBlockGroups(k / 32, [&](int64_t b, int n, __m512 acc) {
+    return LegacyNibbleBlocks<W>(w, a, b, n, prep[b / 4], acc);
+  });
 }
 
 // --------------------------------------------------------------------- Q8_0
 
-// Contribution of Q8_0 blocks b..b+nblk-1 (nblk <= 4) of a row at w.
+// acc plus the contribution of Q8_0 blocks b..b+nblk-1 (nblk <= 4) of a row at w.
 HWY_INLINE __m512 Q8_0Blocks(const uint8_t* w, const ActRow& a, int64_t b, int nblk,
-                             const QuadPrep& prep) {
+                             const QuadPrep& prep, __m512 acc) {
   const uint8_t* p = w + b * 34;
   __m256i qs[4];
   for (int j = 0; j < 4; ++j) {
@@ -258,13 +260,14 @@ HWY_INLINE __m512 Q8_0Blocks(const uint8_t* w, const ActRow& a, int64_t b, int n
                                           51, 51, 34, 34, 34, 34, 17, 17, 17, 17, 0, 0, 0, 0);
   const __m512 dw =
       _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutex2var_epi16(lo, take_d, hi)));
-  return _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, prep.da));
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, prep.da), acc);
 }
 
 HWY_INLINE float FusedRowDot(WeightQ8_0, const uint8_t* w, int64_t k, const ActRow& a,
                              const QuadPrep* prep) {
-  return SumBlockGroups(k / 32,
-                        [&](int64_t b, int n) { return Q8_0Blocks(w, a, b, n, prep[b / 4]); });
+  return SumBlockGroups(k / 32, [&](int64_t b, int n, __m512 acc) {
+    return Q8_0Blocks(w, a, b, n, prep[b / 4], acc);
+  });
 }
 
 // ------------------------------------------------------------- Q4_K, Q5_K

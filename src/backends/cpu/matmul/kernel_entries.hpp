@@ -14,7 +14,9 @@ using GemmFn = void(int64_t k, const void* w, size_t w_stride, int64_t n_rows, c
 void convert_act_q8(const float* x, void* y, int64_t k);
 void convert_act_q8k(const float* x, void* y, int64_t k);
 
-// gemm_float.cpp: activations stay F32 (converted rows are plain copies).
+// gemm_float.cpp: activations stay F32 (converted rows are plain copies) for
+// F32 and BF16 weights; for F16 weights they are F16 rows (convert_act_f16).
+void convert_act_f16(const float* x, void* y, int64_t k);
 GemmFn gemm_f32, gemm_f16, gemm_bf16;
 // gemm_legacy.cpp: activations in 32-element-block rows.
 GemmFn gemm_q4_0, gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_q8_0;

@@ -20,6 +20,16 @@ void copy_f32_row(const float* x, void* y, int64_t k) {
   std::memset(static_cast<uint8_t*>(y) + used, 0, f32_row_size(k) - used);
 }
 
+size_t f16_row_size(int64_t k) {
+  return (2 * static_cast<size_t>(k) + 63) / 64 * 64;
+}
+
+void f16_row(const float* x, void* y, int64_t k) {
+  convert_act_f16(x, y, k);
+  const size_t used = 2 * static_cast<size_t>(k);
+  std::memset(static_cast<uint8_t*>(y) + used, 0, f16_row_size(k) - used);
+}
+
 size_t q8_row_size(int64_t k) {
   return act_layout(k, kActBlockLegacy).bytes;
 }
@@ -38,7 +48,7 @@ constexpr MatmulKernels kquant_kernels(GemmFn* gemm) {
 }
 
 constexpr MatmulKernels kF32 = float_kernels(gemm_f32);
-constexpr MatmulKernels kF16 = float_kernels(gemm_f16);
+constexpr MatmulKernels kF16 = {f16_row_size, f16_row, gemm_f16};
 constexpr MatmulKernels kBF16 = float_kernels(gemm_bf16);
 constexpr MatmulKernels kQ4_0 = legacy_kernels(gemm_q4_0);
 constexpr MatmulKernels kQ4_1 = legacy_kernels(gemm_q4_1);

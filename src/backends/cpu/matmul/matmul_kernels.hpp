@@ -21,8 +21,11 @@ struct MatmulKernels {
   // For r < n_rows, c < n_cols:
   //   dst[c * dst_stride + r] = sum_k W[r][k] * A[c][k]
   // W rows start every w_stride bytes, converted activation rows every
-  // a_stride bytes, dst_stride counts floats. Any n_rows, n_cols >= 1: n_cols
-  // of 1 takes the matrix-vector path, more columns the register-blocked one.
+  // a_stride bytes, dst_stride counts floats. Any n_rows, n_cols >= 1: up to
+  // 3 columns take the matrix-vector path (weights streamed once), more the
+  // register-blocked one, which repacks the weights and interleaves the
+  // columns per call (so one call should cover many rows and columns; per-
+  // thread scratch of about (k + k / 4) * n_cols bytes is kept between calls).
   void (*gemm)(int64_t k, const void* w, size_t w_stride, int64_t n_rows, const void* a,
                size_t a_stride, int64_t n_cols, float* dst, size_t dst_stride);
 };

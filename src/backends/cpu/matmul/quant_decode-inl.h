@@ -75,6 +75,17 @@ HWY_INLINE auto SpreadIndices(DF df, int span) {
   return hn::SetTableIndices(df, idx);
 }
 
+// Per-lane values of a vector of codes starting at code e: values[e / span]
+// for every lane when the vector lies within one span, else spread by idx.
+template <int kSpan, class DF, class Indices>
+HWY_INLINE hn::Vec<DF> SpanValues(DF df, const float* values, int64_t e, const Indices& idx) {
+  if constexpr (4 * hn::MaxLanes(DF()) <= kSpan) {
+    return hn::Set(df, values[e / kSpan]);
+  } else {
+    return hn::TableLookupLanes(hn::LoadU(df, values + e / kSpan), idx);
+  }
+}
+
 // Lanes-over-k dot of a row chunk: vectors of 4N codes; the last vector may
 // cover fewer codes (a 32-element block type with 64-code vectors), its
 // other lanes masked off. Reads past len stay inside the chunk buffers and
@@ -89,15 +100,19 @@ HWY_INLINE float DotRowVectors(const RowChunk<W>& w, const ActRow& a, int64_t e0
   const int64_t step = static_cast<int64_t>(4 * hn::Lanes(di));
   const auto group_idx = SpreadIndices(df, G);
   const auto block_idx = SpreadIndices(df, B);
-  auto acc = hn::Zero(df);
-  for (int64_t e = 0; e < len; e += step) {
-    const auto dot = Dot4(di, hn::Zero(di), PrepareU8(di, hn::Load(du8, w.codes + e)),
+  const auto term = [&](int64_t e) {
+    const auto dot = Dot4(di, hn::Zero(di), PrepareU8<W::kMaxCode>(di, hn::Load(du8, w.codes + e)),
                           hn::LoadU(di8, a.qs + e0 + e));
-    const auto sc = hn::TableLookupLanes(hn::LoadU(df, w.scale + e / G), group_idx);
-    const auto da = hn::TableLookupLanes(hn::LoadU(df, a.d + (e0 + e) / B), block_idx);
-    const auto term = hn::Mul(hn::ConvertTo(df, dot), hn::Mul(sc, da));
-    const auto valid = hn::FirstN(df, static_cast<size_t>(std::min(step, len - e) / 4));
-    acc = hn::Add(acc, hn::IfThenElseZero(valid, term));
+    const auto sc = SpanValues<G>(df, w.scale, e, group_idx);
+    const auto da = SpanValues<B>(df, a.d, e0 + e, block_idx);
+    return hn::Mul(hn::ConvertTo(df, dot), hn::Mul(sc, da));
+  };
+  auto acc = hn::Zero(df);
+  int64_t e = 0;
+  for (; e + step <= len; e += step) acc = hn::Add(acc, term(e));
+  if (e < len) {
+    const auto valid = hn::FirstN(df, static_cast<size_t>((len - e) / 4));
+    acc = hn::Add(acc, hn::IfThenElseZero(valid, term(e)));
   }
   return hn::GetLane(hn::SumOfLanes(df, acc));
 }

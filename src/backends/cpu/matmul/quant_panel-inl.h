@@ -149,7 +149,7 @@ HWY_INLINE void PanelKernel(const uint8_t* wp, const WeightPanelLayout& wl, cons
       const uint8_t* wg = wp + g * (G / 4) * P * 4;
       const int32_t* ag = q4 + g * (G / 4) * NC;
       for (int i = 0; i < G / 4; ++i) {
-        const auto wv = PrepareU8(di, hn::Load(du8, wg + i * P * 4));
+        const auto wv = PrepareU8<W::kMaxCode>(di, hn::Load(du8, wg + i * P * 4));
         for (int c = 0; c < NC; ++c) {
           dot[c] = Dot4(di, dot[c], wv, hn::BitCast(di8, hn::Set(di, ag[i * NC + c])));
         }

@@ -3,6 +3,7 @@
 // unsigned codes u (0..255) in element order and, per group g of kGroup
 // elements, a float scale and min:
 //   value = scale[g] * (u - kOffset) + min[g]        (min only if kHasMin)
+// kMaxCode bounds the codes (kernels pick their dot product by it).
 // kActBlock names the activation row format (act_rows.hpp) the type pairs
 // with: 32-element blocks for the legacy types, 256 for the K-quants.
 // scale/min are written every `stride` floats so a panel of rows can
@@ -108,6 +109,7 @@ HWY_INLINE float F16At(const uint8_t* p) {
 struct WeightQ4_0 {
   using Block = BlockQ4_0;
   static constexpr GgmlType kType = GgmlType::Q4_0;
+  static constexpr int kMaxCode = 15;
   static constexpr int kBlock = 32, kGroup = 32, kOffset = 8, kActBlock = kActBlockLegacy;
   static constexpr bool kHasMin = false;
 #if HWY_TARGET != HWY_SCALAR
@@ -121,6 +123,7 @@ struct WeightQ4_0 {
 struct WeightQ4_1 {
   using Block = BlockQ4_1;
   static constexpr GgmlType kType = GgmlType::Q4_1;
+  static constexpr int kMaxCode = 15;
   static constexpr int kBlock = 32, kGroup = 32, kOffset = 0, kActBlock = kActBlockLegacy;
   static constexpr bool kHasMin = true;
 #if HWY_TARGET != HWY_SCALAR
@@ -135,6 +138,7 @@ struct WeightQ4_1 {
 struct WeightQ5_0 {
   using Block = BlockQ5_0;
   static constexpr GgmlType kType = GgmlType::Q5_0;
+  static constexpr int kMaxCode = 31;
   static constexpr int kBlock = 32, kGroup = 32, kOffset = 16, kActBlock = kActBlockLegacy;
   static constexpr bool kHasMin = false;
 #if HWY_TARGET != HWY_SCALAR
@@ -149,6 +153,7 @@ struct WeightQ5_0 {
 struct WeightQ5_1 {
   using Block = BlockQ5_1;
   static constexpr GgmlType kType = GgmlType::Q5_1;
+  static constexpr int kMaxCode = 31;
   static constexpr int kBlock = 32, kGroup = 32, kOffset = 0, kActBlock = kActBlockLegacy;
   static constexpr bool kHasMin = true;
 #if HWY_TARGET != HWY_SCALAR
@@ -165,6 +170,7 @@ struct WeightQ5_1 {
 struct WeightQ8_0 {
   using Block = BlockQ8_0;
   static constexpr GgmlType kType = GgmlType::Q8_0;
+  static constexpr int kMaxCode = 255;
   static constexpr int kBlock = 32, kGroup = 32, kOffset = 128, kActBlock = kActBlockLegacy;
   static constexpr bool kHasMin = false;
 #if HWY_TARGET != HWY_SCALAR
@@ -182,6 +188,7 @@ struct WeightQ8_0 {
 struct WeightQ2_K {
   using Block = BlockQ2_K;
   static constexpr GgmlType kType = GgmlType::Q2_K;
+  static constexpr int kMaxCode = 3;
   static constexpr int kBlock = kQK_K, kGroup = 16, kOffset = 0, kActBlock = kActBlockK;
   static constexpr bool kHasMin = true;
 #if HWY_TARGET != HWY_SCALAR
@@ -209,6 +216,7 @@ struct WeightQ2_K {
 struct WeightQ3_K {
   using Block = BlockQ3_K;
   static constexpr GgmlType kType = GgmlType::Q3_K;
+  static constexpr int kMaxCode = 7;
   static constexpr int kBlock = kQK_K, kGroup = 16, kOffset = 4, kActBlock = kActBlockK;
   static constexpr bool kHasMin = false;
 #if HWY_TARGET != HWY_SCALAR
@@ -261,6 +269,7 @@ HWY_INLINE void UnpackNibblesK(const uint8_t* qs, uint8_t* codes) {
 struct WeightQ4_K {
   using Block = BlockQ4_K;
   static constexpr GgmlType kType = GgmlType::Q4_K;
+  static constexpr int kMaxCode = 15;
   static constexpr int kBlock = kQK_K, kGroup = 32, kOffset = 0, kActBlock = kActBlockK;
   static constexpr bool kHasMin = true;
 #if HWY_TARGET != HWY_SCALAR
@@ -275,6 +284,7 @@ struct WeightQ4_K {
 struct WeightQ5_K {
   using Block = BlockQ5_K;
   static constexpr GgmlType kType = GgmlType::Q5_K;
+  static constexpr int kMaxCode = 31;
   static constexpr int kBlock = kQK_K, kGroup = 32, kOffset = 0, kActBlock = kActBlockK;
   static constexpr bool kHasMin = true;
 #if HWY_TARGET != HWY_SCALAR
@@ -299,6 +309,7 @@ struct WeightQ5_K {
 struct WeightQ6_K {
   using Block = BlockQ6_K;
   static constexpr GgmlType kType = GgmlType::Q6_K;
+  static constexpr int kMaxCode = 63;
   static constexpr int kBlock = kQK_K, kGroup = 16, kOffset = 32, kActBlock = kActBlockK;
   static constexpr bool kHasMin = false;
 #if HWY_TARGET != HWY_SCALAR
