@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "backends/cpu/matmul/kernel_entries.hpp"
-#include "polyinfer/fp16.hpp"
+#include "backends/cpu/simd/row_convert-inl.h"
 #include "polyinfer/quant_blocks.hpp"
 
 HWY_BEFORE_NAMESPACE();
@@ -43,15 +43,28 @@ HWY_INLINE hn::Vec<DF> BlockDot(DF df, const int8_t* q, const float* a, hn::Vec<
   return acc;
 }
 
+// The row's block scales as F32, converted with the F16C/NEON instructions
+// (a scalar F16 decode per 32 weights would cost more than the weights).
+const float* RowScales(const BlockQ8_0* blocks, int64_t nb) {
+  thread_local std::vector<uint16_t> bits;
+  thread_local std::vector<float> scales;
+  bits.resize(static_cast<size_t>(nb));
+  scales.resize(static_cast<size_t>(nb));
+  for (int64_t b = 0; b < nb; ++b) bits[b] = blocks[b].d;
+  F16ToF32Row(bits.data(), scales.data(), nb);
+  return scales.data();
+}
+
 void Decode(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, const uint8_t* a,
             size_t a_stride, int64_t n_cols, float* dst, size_t dst_stride) {
   const hn::ScalableTag<float> df;
   const int64_t nb = k / kBlock;
   for (int64_t r = 0; r < n_rows; ++r) {
     const auto* blocks = reinterpret_cast<const BlockQ8_0*>(w + r * w_stride);
+    const float* scale = RowScales(blocks, nb);
     hn::Vec<decltype(df)> acc[kMaxDecodeCols] = {hn::Zero(df), hn::Zero(df), hn::Zero(df)};
     for (int64_t b = 0; b < nb; ++b) {
-      const auto d = hn::Set(df, fp16_to_fp32(blocks[b].d));
+      const auto d = hn::Set(df, scale[b]);
       for (int64_t c = 0; c < n_cols; ++c) {
         const float* ac = reinterpret_cast<const float*>(a + c * a_stride) + b * kBlock;
         acc[c] = hn::MulAdd(d, BlockDot(df, blocks[b].qs, ac, hn::Zero(df)), acc[c]);
@@ -69,9 +82,10 @@ void WidenRows(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, flo
   const int n = static_cast<int>(hn::Lanes(df));
   for (int64_t r = 0; r < n_rows; ++r) {
     const auto* blocks = reinterpret_cast<const BlockQ8_0*>(w + r * w_stride);
+    const float* scale = RowScales(blocks, k / kBlock);
     float* row = out + r * k;
     for (int64_t b = 0; b < k / kBlock; ++b) {
-      const auto d = hn::Set(df, fp16_to_fp32(blocks[b].d));
+      const auto d = hn::Set(df, scale[b]);
       for (int i = 0; i < kBlock; i += n) {
         const auto v = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, blocks[b].qs + i)));
         hn::StoreU(hn::Mul(v, d), df, row + b * kBlock + i);
