@@ -12,9 +12,11 @@
 
 namespace polyinfer::testing {
 
-// Types whose kernels take F32 activation rows (Q8_0 too: gemm_q8_0_f32.cpp).
-inline bool is_float_type(GgmlType t) {
-  return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0;
+// Whether the kernels for n_cols activation columns take float activation
+// rows: the float types, and Q8_0 when decoding (gemm_q8_0_f32.cpp).
+inline bool is_float_type(GgmlType t, int64_t n_cols) {
+  return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 ||
+         (t == GgmlType::Q8_0 && n_cols <= 3);
 }
 
 // F16 weights multiply F16-rounded activations (the others' float rows are F32).

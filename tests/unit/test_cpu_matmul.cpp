@@ -47,13 +47,13 @@ namespace {
 using testing::Matrix;
 
 // The activations the kernel multiplies: decoded from a converted row.
-std::vector<double> decode_act(GgmlType type, const uint8_t* row, int64_t k) {
+std::vector<double> decode_act(GgmlType type, int64_t n_cols, const uint8_t* row, int64_t k) {
   std::vector<double> out(static_cast<size_t>(k));
   if (testing::f16_activations(type)) {
     for (int64_t e = 0; e < k; ++e) out[e] = testing::f16_value(testing::read_u16(row + 2 * e));
     return out;
   }
-  if (testing::is_float_type(type)) {
+  if (testing::is_float_type(type, n_cols)) {
     const auto* x = reinterpret_cast<const float*>(row);
     for (int64_t e = 0; e < k; ++e) out[e] = x[e];
     return out;
@@ -66,7 +66,8 @@ std::vector<double> decode_act(GgmlType type, const uint8_t* row, int64_t k) {
 
 // The quantization step of each element: d of its block for the integer
 // rows, the F16 spacing at the element for F16 rows, 0 for F32 rows.
-std::vector<double> act_step(GgmlType type, const float* x, const uint8_t* row, int64_t k) {
+std::vector<double> act_step(GgmlType type, int64_t n_cols, const float* x, const uint8_t* row,
+                             int64_t k) {
   std::vector<double> out(static_cast<size_t>(k), 0.0);
   if (testing::f16_activations(type)) {
     // 2^-10 of the binade (|x| >= 2^-14), 2^-24 below (subnormals).
@@ -75,7 +76,7 @@ std::vector<double> act_step(GgmlType type, const float* x, const uint8_t* row, 
     }
     return out;
   }
-  if (testing::is_float_type(type)) return out;
+  if (testing::is_float_type(type, n_cols)) return out;
   const ActLayout layout = act_layout(k, testing::act_block(type));
   const ActRow a = act_row(row, layout);
   for (int64_t e = 0; e < k; ++e) out[e] = a.d[e / layout.block];
@@ -83,7 +84,7 @@ std::vector<double> act_step(GgmlType type, const float* x, const uint8_t* row, 
 }
 
 // Checks the converted row's sums and that each code is the nearest one.
-void check_act_row(GgmlType type, const float* x, const uint8_t* row, int64_t k) {
+void check_act_row(GgmlType type, int64_t n_cols, const float* x, const uint8_t* row, int64_t k) {
   if (testing::f16_activations(type)) {
     for (int64_t e = 0; e < k; ++e) {
       const double step = std::ldexp(1.0, std::max(std::ilogb(x[e]), -14) - 10);
@@ -92,7 +93,7 @@ void check_act_row(GgmlType type, const float* x, const uint8_t* row, int64_t k)
     }
     return;
   }
-  if (testing::is_float_type(type)) return;
+  if (testing::is_float_type(type, n_cols)) return;
   const ActLayout layout = act_layout(k, testing::act_block(type));
   const ActRow a = act_row(row, layout);
   for (int64_t g = 0; g < k / 16; ++g) {
@@ -125,7 +126,7 @@ struct Shape {
 void run_case(GgmlType type, const Shape& s, uint32_t seed) {
   SCOPED_TRACE(std::string(type_name(type)) + " k=" + std::to_string(s.k) +
                " rows=" + std::to_string(s.n_rows) + " cols=" + std::to_string(s.n_cols));
-  const MatmulKernels* kern = matmul_kernels(type);
+  const MatmulKernels* kern = matmul_kernels(type, s.n_cols);
   ASSERT_NE(kern, nullptr);
   const testing::Weights w = testing::random_weights(type, s.k, s.n_rows, seed);
   const Matrix x = testing::random_activations(s.k, s.n_cols, seed + 1);
@@ -137,7 +138,7 @@ void run_case(GgmlType type, const Shape& s, uint32_t seed) {
   uint8_t* act0 = act.data() + (64 - reinterpret_cast<uintptr_t>(act.data()) % 64) % 64;
   for (int64_t c = 0; c < s.n_cols; ++c) {
     kern->convert_act(x.row(c), act0 + c * a_stride, s.k);
-    check_act_row(type, x.row(c), act0 + c * a_stride, s.k);
+    check_act_row(type, s.n_cols, x.row(c), act0 + c * a_stride, s.k);
   }
 
   const size_t dst_stride = static_cast<size_t>(s.n_rows) + 5;
@@ -147,8 +148,8 @@ void run_case(GgmlType type, const Shape& s, uint32_t seed) {
              dst_stride);
 
   for (int64_t c = 0; c < s.n_cols; ++c) {
-    const std::vector<double> aq = decode_act(type, act0 + c * a_stride, s.k);
-    const std::vector<double> step = act_step(type, x.row(c), act0 + c * a_stride, s.k);
+    const std::vector<double> aq = decode_act(type, s.n_cols, act0 + c * a_stride, s.k);
+    const std::vector<double> step = act_step(type, s.n_cols, x.row(c), act0 + c * a_stride, s.k);
     for (int64_t r = 0; r < s.n_rows; ++r) {
       const double* wr = w.values.data() + r * s.k;
       double ref_q = 0, mag_q = 0, ref = 0, mag = 0, quant_err = 0, var = 0;
@@ -224,9 +225,9 @@ TEST_P(MatmulWideTest, WideRows) {
 }
 
 TEST(MatmulKernels, UnsupportedTypesHaveNone) {
-  EXPECT_EQ(matmul_kernels(GgmlType::Q8_K), nullptr);
-  EXPECT_EQ(matmul_kernels(GgmlType::IQ4_NL), nullptr);
-  EXPECT_EQ(matmul_kernels(GgmlType::I32), nullptr);
+  EXPECT_EQ(matmul_kernels(GgmlType::Q8_K, 1), nullptr);
+  EXPECT_EQ(matmul_kernels(GgmlType::IQ4_NL, 1), nullptr);
+  EXPECT_EQ(matmul_kernels(GgmlType::I32, 1), nullptr);
 }
 
 TEST(MatmulKernels, TargetNameIsAHighwayTarget) {

@@ -53,8 +53,8 @@ void run_op(const OpImpl& op, const pi_node& node, int nth) {
 }
 
 // The activations the kernel multiplies (F32 and BF16 weights: the F32 row itself).
-std::vector<double> kernel_view(GgmlType type, const float* x, int64_t k) {
-  const MatmulKernels& mk = *matmul_kernels(type);
+std::vector<double> kernel_view(GgmlType type, int64_t n_cols, const float* x, int64_t k) {
+  const MatmulKernels& mk = *matmul_kernels(type, n_cols);
   std::vector<uint8_t> row(mk.act_row_size(k));
   mk.convert_act(x, row.data(), k);
   std::vector<double> out(static_cast<size_t>(k));
@@ -64,7 +64,7 @@ std::vector<double> kernel_view(GgmlType type, const float* x, int64_t k) {
     }
     return out;
   }
-  if (testing::is_float_type(type)) {
+  if (testing::is_float_type(type, n_cols)) {
     for (int64_t e = 0; e < k; ++e) out[e] = x[e];
     return out;
   }
@@ -129,7 +129,7 @@ void check_op(GgmlType type, int64_t k, int64_t n, int64_t m, int nth) {
     for (int64_t i2 = 0; i2 < b2; ++i2) {
       const std::vector<double>& wv = w_values[(i3 / kR3) * kB2 + i2 / kR2];
       for (int64_t i1 = 0; i1 < m; ++i1) {
-        const std::vector<double> aq = kernel_view(type, x.row((i3 * b2 + i2) * m + i1), k);
+        const std::vector<double> aq = kernel_view(type, m, x.row((i3 * b2 + i2) * m + i1), k);
         for (int64_t r = 0; r < n; ++r) {
           double ref = 0, mag = 0;
           for (int64_t e = 0; e < k; ++e) {

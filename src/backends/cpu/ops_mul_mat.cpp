@@ -26,14 +26,16 @@ constexpr int64_t kRowUnit = 16;
 // stay in L2/L3 while the weights stream.
 constexpr int64_t kColTile = 512;
 
-const MatmulKernels* kernels_of(const pi_tensor& w) {
+// The kernels depend on the column count too (Q8_0 decodes in F32).
+const MatmulKernels* kernels_of(const pi_node& n) {
+  const pi_tensor& w = n.src[0];
   const auto traits = type_traits(w.type);
-  return traits ? matmul_kernels(static_cast<GgmlType>(w.type)) : nullptr;
+  return traits ? matmul_kernels(static_cast<GgmlType>(w.type), n.src[1].ne[1]) : nullptr;
 }
 
 bool supports(const pi_node& n) {
   const pi_tensor &w = n.src[0], &a = n.src[1], &d = n.dst;
-  const MatmulKernels* mk = kernels_of(w);
+  const MatmulKernels* mk = kernels_of(n);
   if (mk == nullptr || !is_f32_rows(a) || !is_f32_rows(d)) return false;
   const TypeTraits& t = traits(static_cast<GgmlType>(w.type));
   const int64_t k = w.ne[0];
@@ -43,7 +45,7 @@ bool supports(const pi_node& n) {
 }
 
 size_t work_size(const pi_node& n, int /*nth*/) {
-  return kernels_of(n.src[0])->act_row_size(n.src[0].ne[0]) * static_cast<size_t>(nrows(n.src[1]));
+  return kernels_of(n)->act_row_size(n.src[0].ne[0]) * static_cast<size_t>(nrows(n.src[1]));
 }
 
 void convert_activations(const OpContext& ctx, const MatmulKernels& mk, size_t act_stride) {
@@ -56,7 +58,7 @@ void convert_activations(const OpContext& ctx, const MatmulKernels& mk, size_t a
 
 void run(const OpContext& ctx) {
   const pi_tensor &w = ctx.node.src[0], &a = ctx.node.src[1], &d = ctx.node.dst;
-  const MatmulKernels& mk = *kernels_of(w);
+  const MatmulKernels& mk = *kernels_of(ctx.node);
   const int64_t k = w.ne[0];
   const size_t act_stride = mk.act_row_size(k);
   convert_activations(ctx, mk, act_stride);

@@ -5,10 +5,11 @@
 // 0.008 in float64). Products are exact (int8 codes times F32), accumulated in
 // F32, so the error is only the weights' own.
 //
-// Up to 3 columns (decode): each weight block is widened in registers and
-// multiplied with every column, streaming the weights once. More columns
-// (prefill): rows are widened to F32 a tile at a time into per-thread scratch
-// and handed to the F32 GEMM, which register-blocks them against the columns.
+// Used for decode (up to 3 columns), which is memory-bound, so the exact
+// products cost nothing: each weight block is widened in registers and
+// multiplied with every column, streaming the weights once. Prefill is
+// compute-bound and keeps the int8 kernels (matmul_kernels.cpp), where F32
+// FMAs would be 3.5x slower.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/matmul/gemm_q8_0_f32.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -28,8 +29,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr int kBlock = 32;
 constexpr int kMaxDecodeCols = 3;
-// Rows widened per F32 GEMM call: 64 rows of k = 4096 are 1 MiB of F32.
-constexpr int64_t kTileRows = 64;
 
 // One block's 32 codes as F32 vectors, times `a` (32 floats), accumulated.
 template <class DF>
@@ -75,40 +74,13 @@ void Decode(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, const 
   }
 }
 
-void WidenRows(int64_t k, const uint8_t* w, size_t w_stride, int64_t n_rows, float* out) {
-  const hn::ScalableTag<float> df;
-  const hn::Rebind<int32_t, decltype(df)> di;
-  const hn::Rebind<int8_t, decltype(df)> d8;
-  const int n = static_cast<int>(hn::Lanes(df));
-  for (int64_t r = 0; r < n_rows; ++r) {
-    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(w + r * w_stride);
-    const float* scale = RowScales(blocks, k / kBlock);
-    float* row = out + r * k;
-    for (int64_t b = 0; b < k / kBlock; ++b) {
-      const auto d = hn::Set(df, scale[b]);
-      for (int i = 0; i < kBlock; i += n) {
-        const auto v = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, blocks[b].qs + i)));
-        hn::StoreU(hn::Mul(v, d), df, row + b * kBlock + i);
-      }
-    }
-  }
-}
-
 void GemmQ8_0F32(int64_t k, const void* w, size_t w_stride, int64_t n_rows, const void* a,
                  size_t a_stride, int64_t n_cols, float* dst, size_t dst_stride) {
   const auto* wp = static_cast<const uint8_t*>(w);
-  if (n_cols <= kMaxDecodeCols) {
-    Decode(k, wp, w_stride, n_rows, static_cast<const uint8_t*>(a), a_stride, n_cols, dst,
-           dst_stride);
-    return;
-  }
-  thread_local std::vector<float> tile;
-  tile.resize(static_cast<size_t>(kTileRows * k));
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kTileRows) {
-    const int64_t rows = std::min(kTileRows, n_rows - r0);
-    WidenRows(k, wp + r0 * w_stride, w_stride, rows, tile.data());
-    gemm_f32(k, tile.data(), static_cast<size_t>(k) * 4, rows, a, a_stride, n_cols, dst + r0,
-             dst_stride);
+  const auto* ap = static_cast<const uint8_t*>(a);
+  for (int64_t c0 = 0; c0 < n_cols; c0 += kMaxDecodeCols) {
+    Decode(k, wp, w_stride, n_rows, ap + c0 * a_stride, a_stride,
+           std::min<int64_t>(kMaxDecodeCols, n_cols - c0), dst + c0 * dst_stride, dst_stride);
   }
 }
 

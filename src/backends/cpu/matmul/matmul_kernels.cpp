@@ -54,8 +54,10 @@ constexpr MatmulKernels kQ4_0 = legacy_kernels(gemm_q4_0);
 constexpr MatmulKernels kQ4_1 = legacy_kernels(gemm_q4_1);
 constexpr MatmulKernels kQ5_0 = legacy_kernels(gemm_q5_0);
 constexpr MatmulKernels kQ5_1 = legacy_kernels(gemm_q5_1);
-// F32 activations: see gemm_q8_0_f32.cpp for why Q8_0 does not take Q8 blocks.
-constexpr MatmulKernels kQ8_0 = float_kernels(gemm_q8_0_f32);
+// Decode with F32 activations: see gemm_q8_0_f32.cpp; prefill with int8 blocks.
+constexpr MatmulKernels kQ8_0Decode = float_kernels(gemm_q8_0_f32);
+constexpr MatmulKernels kQ8_0 = legacy_kernels(gemm_q8_0);
+constexpr int64_t kMaxDecodeCols = 3;
 constexpr MatmulKernels kQ2_K = kquant_kernels(gemm_q2_k);
 constexpr MatmulKernels kQ3_K = kquant_kernels(gemm_q3_k);
 constexpr MatmulKernels kQ4_K = kquant_kernels(gemm_q4_k);
@@ -64,7 +66,8 @@ constexpr MatmulKernels kQ6_K = kquant_kernels(gemm_q6_k);
 
 }  // namespace
 
-const MatmulKernels* matmul_kernels(GgmlType weight_type) {
+const MatmulKernels* matmul_kernels(GgmlType weight_type, int64_t n_cols) {
+  if (weight_type == GgmlType::Q8_0 && n_cols <= kMaxDecodeCols) return &kQ8_0Decode;
   switch (weight_type) {
     case GgmlType::F32:
       return &kF32;

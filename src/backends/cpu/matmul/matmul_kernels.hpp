@@ -30,8 +30,10 @@ struct MatmulKernels {
                size_t a_stride, int64_t n_cols, float* dst, size_t dst_stride);
 };
 
-// Kernels for a weight type, nullptr when the type has none.
-const MatmulKernels* matmul_kernels(GgmlType weight_type);
+// Kernels for a weight type and a number of activation columns per product
+// (n_cols <= 3: decode), nullptr when the type has none. Q8_0 decodes with F32
+// activations (exact products) and prefills with int8 blocks (gemm_q8_0_f32.cpp).
+const MatmulKernels* matmul_kernels(GgmlType weight_type, int64_t n_cols);
 
 // The Highway target chosen at run time for this CPU, e.g. "AVX3_DL", "AVX2", "NEON".
 const char* simd_target_name();
