@@ -47,7 +47,7 @@ HWY_INLINE hn::Vec512<int32_t> Dot4(hn::Full512<int32_t> /*di*/, hn::Vec512<int3
   return hn::Vec512<int32_t>{_mm512_dpbusd_epi32(acc.raw, u.bytes.raw, s.raw)};
 }
 
-#elif HWY_ARCH_X86
+#elif HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128  // EMU128 (clang) has no __m128i
 
 // Codes up to 127 (all types but Q8_0): pmaddubsw multiplies u8 by s8 and
 // adds pairs into int16 without saturating (2 * 127 * 128 < 32768), then
