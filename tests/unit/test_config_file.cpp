@@ -76,6 +76,12 @@ TEST_F(ConfigFileTest, MalformedJsonNamesTheFileAndTheParserError) {
       << e;
 }
 
+// Found by fuzz_cli_parsers: nlohmann-json throws out_of_range, not parse_error, here.
+TEST_F(ConfigFileTest, NumberBeyondDoubleRangeIsAnError) {
+  EXPECT_NE(error_for("1e50111010").find(path_), std::string::npos);
+  EXPECT_NE(error_for("{\"priority\": [1e999]}").find(path_), std::string::npos);
+}
+
 TEST_F(ConfigFileTest, WrongShapesAreErrors) {
   EXPECT_EQ(error_for("[1]"), path_ + ": the top level must be a JSON object");
   EXPECT_EQ(
