@@ -5,6 +5,7 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "polyinfer/error.hpp"
+#include "registry/backend_registry.hpp"
 
 namespace polyinfer::conformance {
 namespace {
@@ -30,9 +31,16 @@ pi_tensor bind(const HostTensor& t, const DeviceBuffer& buf) {
 
 const pi_backend_vtable* find_backend(std::string_view name, std::string* reason) {
   if (name == "cpu") return polyinfer_cpu_backend_entry();
-  *reason = "backend '" + std::string(name) +
-            "' is not available in this build (it carries: cpu); set "
-            "POLYINFER_CONFORMANCE_BACKEND to one of those";
+  // Plugins come through the same search and isolated probe as `polyinfer run`.
+  static const BackendRegistry registry(RegistryOptions::from_environment());
+  const BackendEntry* b = registry.find(name);
+  if (b != nullptr && b->usable()) return b->vtable;
+  std::string usable;
+  for (const BackendEntry& e : registry.backends())
+    if (e.usable()) usable += (usable.empty() ? "" : ", ") + e.name;
+  *reason = "backend '" + std::string(name) + "' is not usable here (" +
+            (b == nullptr ? std::string("not found") : b->status_line()) + "); usable: " + usable +
+            "; set POLYINFER_CONFORMANCE_BACKEND to one of those";
   return nullptr;
 }
 
