@@ -29,6 +29,7 @@ struct BenchOptions {
   int64_t n_batch = 512;
   bool verbose = false;
   SelectionFlags selection;
+  PlacementFlags placement;
 };
 
 std::vector<int32_t> random_tokens(int64_t n, int64_t n_vocab, std::mt19937_64& rng) {
@@ -93,7 +94,7 @@ int run_bench(const BenchOptions& o) {
       p.n_batch = o.n_batch;
       p.n_ctx = max_of(prompts) + max_of(gens) + 1;
       p.cache_type = parse_cache_type(o.cache_type);
-      choose_device(o.selection, p, o.verbose ? stderr : nullptr);
+      choose_device(o.selection, o.placement, p, o.verbose ? stderr : nullptr);
       auto s = Session::open(model, p);
       if (o.verbose) print_session_report(*s, stderr);
       for (int n : prompts) {
@@ -131,6 +132,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cache-type", o->cache_type, "KV cache type: f32, f16 or q8_0")
       ->capture_default_str();
   add_selection_options(*cmd, o->selection);
+  add_placement_options(*cmd, o->placement);
   cmd->add_flag("-v,--verbose", o->verbose, "Print the device and memory report");
   cmd->callback([o, &exit_code] { exit_code = run_guarded([&] { return run_bench(*o); }); });
 }

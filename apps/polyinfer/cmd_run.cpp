@@ -33,6 +33,7 @@ struct RunOptions {
   std::optional<uint64_t> seed;
   bool no_display_prompt = false, verbose = false, ignore_eos = false;
   SelectionFlags selection;
+  PlacementFlags placement;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -66,7 +67,7 @@ std::unique_ptr<Session> open_session(const RunOptions& o) {
   p.n_batch = o.n_batch;
   p.cache_type = parse_cache_type(o.cache_type);
   if (isatty(STDERR_FILENO)) p.progress = load_progress_printer();
-  choose_device(o.selection, p, o.verbose ? stderr : nullptr);
+  choose_device(o.selection, o.placement, p, o.verbose ? stderr : nullptr);
   return Session::open(o.model, p);
 }
 
@@ -139,6 +140,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", o->seed, "Sampling seed (same seed, same text)");
   cmd->add_flag("--no-display-prompt", o->no_display_prompt, "Do not echo the prompt");
   add_selection_options(*cmd, o->selection);
+  add_placement_options(*cmd, o->placement);
   cmd->add_flag("--ignore-eos", o->ignore_eos, "Do not stop at end-of-generation tokens");
   cmd->add_flag("-v,--verbose", o->verbose, "Print the device, layer placement and memory");
   cmd->callback([o, &exit_code] { exit_code = run_guarded([&] { return run_generate(*o); }); });

@@ -43,17 +43,18 @@ void print_session_report(const Session& s, std::FILE* out) {
                m.size_label.c_str(), m.type_label.c_str(), mib(m.file_bytes),
                static_cast<unsigned long long>(m.n_params));
   std::fprintf(out, "backend:  %s on %s\n", s.backend_name().c_str(), s.device_desc().c_str());
-  std::fprintf(out, "layers:   %lld of %lld on %s (weights mmapped, not copied)\n",
-               static_cast<long long>(m.n_layer), static_cast<long long>(m.n_layer),
-               s.backend_name().c_str());
+  for (const std::string& line : s.placement_report()) {
+    std::fprintf(out, "layers:   %s\n", line.c_str());
+  }
   std::fprintf(out, "context:  %lld tokens, batch %lld, KV cache %.2f MiB\n",
                static_cast<long long>(s.n_ctx()), static_cast<long long>(s.n_batch()),
                mib(s.kv_cache_bytes()));
 }
 
 void print_memory_report(const Session& s, std::FILE* out) {
-  std::fprintf(out, "memory:     weights %.2f MiB (mmapped), KV cache %.2f MiB, compute %.2f MiB\n",
-               mib(s.model().file_bytes), mib(s.kv_cache_bytes()), mib(s.compute_bytes()));
+  for (const std::string& line : s.memory_report()) {
+    std::fprintf(out, "memory:     %s\n", line.c_str());
+  }
 }
 
 void print_run_stats(double load_ms, const GenerationStats& st, std::FILE* out) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "polyinfer/backend/abi.h"
 #include "polyinfer/dtype.hpp"
@@ -18,16 +19,44 @@
 
 namespace polyinfer {
 
+// How layers are spread over the selected devices (llama.cpp's flags).
+enum class SplitMode {
+  kNone,   // one accelerator (main_gpu) holds every offloaded layer
+  kLayer,  // offloaded layers are spread over the accelerators, in tensor_split ratios
+};
+inline constexpr int kGpuLayersAuto = -1;       // as many as fit in free device memory
+inline constexpr int kGpuLayersAll = 1 << 30;   // every layer and the output
+
+struct PlacementParams {
+  // Units on the accelerators: the last N of the n_layer layers plus the output
+  // (n_layer + 1 offloads all). Ignored when no accelerator is selected.
+  int n_gpu_layers = kGpuLayersAuto;
+  SplitMode split_mode = SplitMode::kLayer;
+  std::vector<double> tensor_split;  // per accelerator; empty: in proportion to free memory
+  int main_gpu = 0;                  // index among the accelerators, for kNone
+};
+
+// One device to run on: a backend's vtable (from the registry), device index and
+// device_open options.
+struct DeviceSpec {
+  const pi_backend_vtable* backend = nullptr;
+  int index = 0;
+  std::string options;
+};
+
 struct SessionParams {
   int n_threads = 0;                    // CPU threads; 0: physical cores
   int64_t n_ctx = 0;                    // context length in tokens; 0: the model's, capped at 4096
   int64_t n_batch = 512;                // tokens per forward pass while evaluating a prompt
   GgmlType cache_type = GgmlType::F16;  // KV cache: F32, F16 or Q8_0
-  // The device to run on: a backend's vtable (from the registry) and device
-  // index; nullptr: the built-in CPU backend. options go to device_open.
-  const pi_backend_vtable* backend = nullptr;
-  int device_index = 0;
-  std::string device_options;
+  // The accelerators to run on, most preferred first (from the registry's
+  // selection); empty: the CPU only. The built-in CPU backend is always added
+  // last: it holds the layers not offloaded and runs ops the others cannot.
+  std::vector<DeviceSpec> devices;
+  std::string cpu_options;  // device_open options of the CPU (after threads=)
+  PlacementParams placement;
+  // One line per op sent back to the CPU or other placement notice, once per session.
+  std::function<void(const std::string&)> notice;
   // While weights are paged in: bytes done, bytes in all.
   std::function<void(uint64_t done, uint64_t total)> progress;
 };
@@ -59,7 +88,12 @@ class Session {
   std::string backend_name() const;  // "CPU", "CUDA", ... (upper case, as llama-bench)
   std::string device_desc() const;   // e.g. "cpu:0 AMD EPYC (AVX3_DL), 2 threads"
   uint64_t kv_cache_bytes() const;
-  uint64_t compute_bytes() const;  // the activation arena, as planned so far
+  uint64_t compute_bytes() const;  // the activation arenas, as planned so far
+  int n_gpu_layers() const;        // units (layers + output) on accelerators
+  // Lines for --verbose: how -ngl was resolved and the layer -> device map.
+  std::vector<std::string> placement_report() const;
+  // Lines for --verbose: per device, the weights, KV cache and compute memory.
+  std::vector<std::string> memory_report() const;
 
   // Evaluates tokens at positions n_past() .. n_past() + size - 1, in batches of
   // n_batch, and appends them to the KV cache. Returns the logits (F32) of the

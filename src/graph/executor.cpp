@@ -4,6 +4,13 @@
 
 namespace polyinfer {
 
+GraphExecutor::GraphExecutor(std::vector<const BackendDevice*> devices)
+    : devices_(std::move(devices)), arenas_(devices_.size()), busy_(devices_.size(), false) {}
+
+const BackendDevice& GraphExecutor::device_of(const Graph& graph, TensorId t) const {
+  return *devices_[graph.tensor(graph.tensor(t).base).device];
+}
+
 pi_tensor GraphExecutor::to_abi(const Graph& graph, TensorId t) const {
   const GraphTensor& g = graph.tensor(t);
   const GraphTensor& owner = graph.tensor(g.base);
@@ -15,24 +22,56 @@ pi_tensor GraphExecutor::to_abi(const Graph& graph, TensorId t) const {
     out.buffer = owner.buffer;
     out.offset = g.offset;
   } else {
-    out.buffer = arena_.handle();
+    out.buffer = arenas_[owner.device].handle();
     out.offset = plan_.offset[g.base] + g.offset;
   }
   return out;
 }
 
+void GraphExecutor::flush(int device) {
+  if (pending_.empty()) return;
+  const pi_graph g{pending_.data(), static_cast<uint32_t>(pending_.size())};
+  devices_[device]->submit(g);
+  busy_[device] = true;
+  pending_.clear();
+}
+
+void GraphExecutor::copy(const Graph& graph, const GraphNode& n) {
+  const pi_tensor from = to_abi(graph, n.src[0]), to = to_abi(graph, n.dst);
+  const BackendDevice& src = device_of(graph, n.src[0]);
+  const BackendDevice& dst = device_of(graph, n.dst);
+  const uint64_t bytes = graph.nbytes(n.src[0]);
+  staging_.resize(bytes);
+  // buffer_read waits for the source stream's earlier work (abi.h).
+  src.check(src.vt().buffer_read(src.stream(), from.buffer, from.offset, staging_.data(), bytes),
+            "copy out");
+  dst.check(dst.vt().buffer_write(dst.stream(), to.buffer, to.offset, staging_.data(), bytes),
+            "copy in");
+  busy_[graph.tensor(graph.tensor(n.dst).base).device] = true;
+}
+
 void GraphExecutor::run(const Graph& graph, std::span<const HostInput> inputs) {
-  plan_ = plan_memory(graph);
-  if (arena_.size() < plan_.arena_bytes) {
-    arena_ = DeviceBuffer();  // free first: the old and new arena need not coexist
-    arena_ = DeviceBuffer::allocate(dev_, plan_.arena_bytes);
+  plan_ = plan_memory(graph, static_cast<int>(devices_.size()));
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    if (arenas_[d].size() < plan_.arena_bytes[d]) {
+      arenas_[d] = DeviceBuffer();  // free first: the old and new arena need not coexist
+      arenas_[d] = DeviceBuffer::allocate(*devices_[d], plan_.arena_bytes[d]);
+    }
   }
   for (const HostInput& in : inputs) {
-    arena_.write(plan_.offset[graph.tensor(in.id).base] + graph.tensor(in.id).offset, in.data,
-                 graph.nbytes(in.id));
+    const pi_tensor t = to_abi(graph, in.id);
+    const BackendDevice& dev = device_of(graph, in.id);
+    dev.check(dev.vt().buffer_write(dev.stream(), t.buffer, t.offset, in.data, graph.nbytes(in.id)),
+              "write input");
   }
-  nodes_.clear();
+  pending_device_ = -1;
   for (const GraphNode& n : graph.nodes()) {
+    if (n.device != pending_device_ || n.kind == NodeKind::kCopy) flush(pending_device_);
+    pending_device_ = n.device;
+    if (n.kind == NodeKind::kCopy) {
+      copy(graph, n);
+      continue;
+    }
     pi_node node{};
     node.op = n.op;
     for (int s = 0; s < PI_MAX_SRC; ++s) {
@@ -44,17 +83,20 @@ void GraphExecutor::run(const Graph& graph, std::span<const HostInput> inputs) {
     node.dst = to_abi(graph, n.dst);
     std::copy(n.i.begin(), n.i.end(), node.i);
     std::copy(n.f.begin(), n.f.end(), node.f);
-    nodes_.push_back(node);
+    pending_.push_back(node);
   }
-  const pi_graph g{nodes_.data(), static_cast<uint32_t>(nodes_.size())};
-  dev_.submit(g);
-  dev_.sync();
+  flush(pending_device_);
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    if (busy_[d]) devices_[d]->sync();
+    busy_[d] = false;
+  }
 }
 
 void GraphExecutor::read(const Graph& graph, TensorId t, void* dst) const {
   const pi_tensor a = to_abi(graph, t);
-  dev_.check(dev_.vt().buffer_read(dev_.stream(), a.buffer, a.offset, dst, graph.nbytes(t)),
-             "read output");
+  const BackendDevice& dev = device_of(graph, t);
+  dev.check(dev.vt().buffer_read(dev.stream(), a.buffer, a.offset, dst, graph.nbytes(t)),
+            "read output");
 }
 
 }  // namespace polyinfer

@@ -1,6 +1,8 @@
-// Runs a Graph on one device: plans the arena, uploads host inputs, turns the
-// graph into ABI nodes, submits them on the device's stream and waits.
-// (Placement across several devices is the scheduler's job, on top of this.)
+// Runs a scheduled Graph (scheduler.hpp) on its devices: plans one arena per
+// device, writes host inputs where they live, submits each run of consecutive
+// nodes of one device as one graph on its stream, and performs the copy nodes
+// through host memory (the source device is synced first). Returns when every
+// device is done.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -19,21 +21,29 @@ struct HostInput {
 
 class GraphExecutor {
  public:
-  explicit GraphExecutor(const BackendDevice& dev) : dev_(dev) {}
+  // devices[i] is device i of the graphs to run; they must outlive the executor.
+  explicit GraphExecutor(std::vector<const BackendDevice*> devices);
 
-  // Throws Error(kBackend) when the device fails or rejects a node.
+  // Throws Error(kBackend) when a device fails or rejects a node.
   void run(const Graph& graph, std::span<const HostInput> inputs);
   // Copies a contiguous output of the last run to dst (Graph::nbytes(t) bytes).
   void read(const Graph& graph, TensorId t, void* dst) const;
-  uint64_t arena_bytes() const { return arena_.size(); }
+  // The arena of a device, as large as the largest graph run so far needed.
+  uint64_t arena_bytes(int device) const { return arenas_[device].size(); }
 
  private:
   pi_tensor to_abi(const Graph& graph, TensorId t) const;
+  const BackendDevice& device_of(const Graph& graph, TensorId t) const;
+  void flush(int device);
+  void copy(const Graph& graph, const GraphNode& n);
 
-  const BackendDevice& dev_;
-  DeviceBuffer arena_;
+  std::vector<const BackendDevice*> devices_;
+  std::vector<DeviceBuffer> arenas_;
+  std::vector<bool> busy_;  // work submitted and not yet synced
   MemoryPlan plan_;
-  std::vector<pi_node> nodes_;
+  std::vector<pi_node> pending_;  // nodes of one device not yet submitted
+  int pending_device_ = -1;
+  std::vector<uint8_t> staging_;
 };
 
 }  // namespace polyinfer

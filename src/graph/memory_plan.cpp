@@ -67,27 +67,33 @@ class FreeList {
 
 }  // namespace
 
-MemoryPlan plan_memory(const Graph& g) {
+MemoryPlan plan_memory(const Graph& g, int n_devices) {
   MemoryPlan plan;
   plan.offset.assign(g.tensors().size(), 0);
   const std::vector<int64_t> last = last_uses(g);
   std::vector<std::vector<TensorId>> dying(g.nodes().size() + 1);
-  FreeList arena;
+  std::vector<FreeList> arenas(static_cast<size_t>(n_devices));
+  auto arena = [&](TensorId t) -> FreeList& { return arenas.at(g.tensor(t).device); };
+  std::vector<bool> placed(g.tensors().size(), false);  // at its first writer
   for (size_t t = 0; t < g.tensors().size(); ++t) {
+    const auto id = static_cast<TensorId>(t);
     if (g.tensors()[t].kind == StorageKind::kInput) {
-      plan.offset[t] = arena.take(aligned(g.nbytes(static_cast<TensorId>(t))));
+      plan.offset[t] = arena(id).take(aligned(g.nbytes(id)));
     }
   }
   for (size_t i = 0; i < g.nodes().size(); ++i) {
-    const TensorId dst = g.nodes()[i].dst;
+    const TensorId dst = g.tensor(g.nodes()[i].dst).base;  // a node may write through a view
     const GraphTensor& d = g.tensor(dst);
-    if (d.kind == StorageKind::kIntermediate && last[dst] >= 0) {
-      plan.offset[dst] = arena.take(aligned(g.nbytes(dst)));
+    if (d.kind == StorageKind::kIntermediate && last[dst] >= 0 && !placed[dst]) {
+      placed[dst] = true;
+      plan.offset[dst] = arena(dst).take(aligned(g.nbytes(dst)));
       dying[static_cast<size_t>(last[dst])].push_back(dst);
     }
-    for (TensorId t : dying[i]) arena.give(plan.offset[t], aligned(g.nbytes(t)));
+    for (TensorId t : dying[i]) arena(t).give(plan.offset[t], aligned(g.nbytes(t)));
   }
-  plan.arena_bytes = std::max<uint64_t>(arena.end(), kArenaAlign);
+  for (const FreeList& a : arenas) {
+    plan.arena_bytes.push_back(std::max<uint64_t>(a.end(), kArenaAlign));
+  }
   return plan;
 }
 

@@ -1,7 +1,8 @@
-// Where each input and intermediate tensor of a graph lives in one arena
-// buffer: a tensor's bytes are reused once its last reader has run (first fit
-// over a coalescing free list), so a forward pass needs a few activations'
-// worth of memory rather than one slot per node.
+// Where each input and intermediate tensor of a graph lives in its device's
+// arena buffer (one arena per device, by GraphTensor::device of the owner): a
+// tensor's bytes are reused once its last reader has run (first fit over a
+// coalescing free list), so a forward pass needs a few activations' worth of
+// memory rather than one slot per node.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -11,12 +12,13 @@
 namespace polyinfer {
 
 struct MemoryPlan {
-  std::vector<uint64_t> offset;  // per tensor id: arena offset of owners (inputs, intermediates)
-  uint64_t arena_bytes = 0;
+  std::vector<uint64_t> offset;       // per tensor id: arena offset of owners (inputs, intermediates)
+  std::vector<uint64_t> arena_bytes;  // per device: at least kArenaAlign
 };
 
 inline constexpr uint64_t kArenaAlign = 64;
 
-MemoryPlan plan_memory(const Graph& graph);
+// n_devices: arenas to plan (tensors' devices must be below it).
+MemoryPlan plan_memory(const Graph& graph, int n_devices = 1);
 
 }  // namespace polyinfer

@@ -9,7 +9,9 @@ class Builder {
  public:
   Builder(Graph& g, const LlamaHParams& hp) : g_(g), hp_(hp) {}
 
-  TensorId weight(const WeightRef& w) { return g_.bound(w.type, w.ne, w.buffer, w.offset); }
+  TensorId weight(const WeightRef& w) {
+    return g_.bound(w.type, w.ne, w.buffer, w.offset, w.device);
+  }
 
   // [K, M] activations times a [K, N] weight: [N, M].
   TensorId mul_mat(const WeightRef& w, TensorId x) {
@@ -48,7 +50,6 @@ class Builder {
 
 struct Inputs {
   TensorId pos, mask;
-  const WeightRef& rope_freqs;
   int64_t n_tokens, n_past, n_kv;
 };
 
@@ -59,8 +60,8 @@ TensorId attention(Builder& b, const LlamaHParams& hp, const LlamaLayerWeights& 
   TensorId q = b.add_bias(b.mul_mat(l.wq, x), l.bq);
   TensorId k = b.add_bias(b.mul_mat(l.wk, x), l.bk);
   const TensorId v = b.add_bias(b.mul_mat(l.wv, x), l.bv);
-  q = b.rope(g.reshape(q, {d, hp.n_head, n, 1}), in.pos, in.rope_freqs);
-  k = b.rope(g.reshape(k, {d, hp.n_head_kv, n, 1}), in.pos, in.rope_freqs);
+  q = b.rope(g.reshape(q, {d, hp.n_head, n, 1}), in.pos, l.rope_freqs);
+  k = b.rope(g.reshape(k, {d, hp.n_head_kv, n, 1}), in.pos, l.rope_freqs);
   const TensorId cpy_k[] = {k};
   g.op_into(PI_OP_CPY, cpy_k, kv.k_slot(g, il, in.n_past, n));
   const TensorId cpy_v[] = {g.reshape(v, {d, hp.n_head_kv, n, 1})};
@@ -93,12 +94,15 @@ ForwardGraph build_llama_graph(const LlamaHParams& hp, const LlamaWeights& w, co
   fg.tokens = g.input(GgmlType::I32, {n_tokens, 1, 1, 1});
   fg.positions = g.input(GgmlType::I32, {n_tokens, 1, 1, 1});
   fg.mask = g.input(GgmlType::F32, {fg.n_kv, n_tokens, 1, 1});
-  const Inputs in{fg.positions, fg.mask, w.rope_freqs, n_tokens, n_past, fg.n_kv};
+  const Inputs in{fg.positions, fg.mask, n_tokens, n_past, fg.n_kv};
 
+  // Each node wishes to run where its layer's weights are (the scheduler decides).
+  g.set_device(w.tok_embd.device);
   const TensorId ids[] = {b.weight(w.tok_embd), fg.tokens};
   TensorId x = g.op(PI_OP_GET_ROWS, ids, GgmlType::F32, {hp.n_embd, n_tokens, 1, 1});
   for (int il = 0; il < hp.n_layer; ++il) {
     const LlamaLayerWeights& l = w.layers[il];
+    g.set_device(l.attn_norm.device);
     const TensorId attn = attention(b, hp, l, kv, il, b.norm(x, l.attn_norm), in);
     x = b.op(PI_OP_ADD, {x, attn}, g.tensor(x).ne);
     const TensorId ffn = feed_forward(b, l, b.norm(x, l.ffn_norm));
@@ -108,6 +112,7 @@ ForwardGraph build_llama_graph(const LlamaHParams& hp, const LlamaWeights& w, co
     const uint64_t row = static_cast<uint64_t>(hp.n_embd) * 4;
     x = g.view(x, {hp.n_embd, 1, 1, 1}, {4, row, row, row}, row * (n_tokens - 1));
   }
+  g.set_device(w.output.device);
   fg.logits = b.mul_mat(w.output, b.norm(x, w.output_norm));
   g.mark_output(fg.logits);
   return fg;

@@ -3,16 +3,19 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include "backend/device.hpp"
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/thread_pool.hpp"
 #include "graph/executor.hpp"
+#include "graph/scheduler.hpp"
 #include "model/kv_cache.hpp"
 #include "model/llama_graph.hpp"
 #include "model/llama_hparams.hpp"
 #include "model/llama_weights.hpp"
+#include "model/placement_report.hpp"
 #include "model/model_summary.hpp"
 #include "polyinfer/error.hpp"
 #include "polyinfer/gguf.hpp"
@@ -23,16 +26,44 @@ namespace {
 
 constexpr int64_t kDefaultMaxCtx = 4096;
 
-std::string device_options(const SessionParams& p) {
+std::string cpu_options(const SessionParams& p) {
   // -t comes first: backends read the first occurrence of a key, and the
   // command line beats the config file's options.
   std::string o = p.n_threads > 0 ? "threads=" + std::to_string(p.n_threads) : "";
-  if (!p.device_options.empty()) o += (o.empty() ? "" : ";") + p.device_options;
+  if (!p.cpu_options.empty()) o += (o.empty() ? "" : ";") + p.cpu_options;
   return o;
 }
 
-const pi_backend_vtable& backend_of(const SessionParams& p) {
-  return p.backend ? *p.backend : *polyinfer_cpu_backend_entry();
+// The accelerators asked for, then the CPU.
+std::vector<std::unique_ptr<BackendDevice>> open_devices(const SessionParams& p) {
+  std::vector<std::unique_ptr<BackendDevice>> devs;
+  for (const DeviceSpec& d : p.devices) {
+    if (d.backend == nullptr || d.backend == polyinfer_cpu_backend_entry()) continue;
+    devs.push_back(std::make_unique<BackendDevice>(*d.backend, d.index, d.options));
+  }
+  devs.push_back(
+      std::make_unique<BackendDevice>(*polyinfer_cpu_backend_entry(), 0, cpu_options(p)));
+  return devs;
+}
+
+std::vector<const BackendDevice*> pointers(const std::vector<std::unique_ptr<BackendDevice>>& v) {
+  std::vector<const BackendDevice*> out;
+  for (const auto& d : v) out.push_back(d.get());
+  return out;
+}
+
+std::vector<SchedDevice> sched_devices(const std::vector<const BackendDevice*>& devs) {
+  std::vector<SchedDevice> out;
+  for (const BackendDevice* d : devs) {
+    out.push_back({d->name(), [d](const pi_node& n) { return d->supports(n); }});
+  }
+  return out;
+}
+
+LlamaHParams checked_hparams(const GgufFile& f) {
+  LlamaHParams hp = read_llama_hparams(f);
+  check_llama_tensors(f, hp);
+  return hp;
 }
 
 int64_t context_size(const SessionParams& p, const LlamaHParams& hp) {
@@ -46,18 +77,37 @@ int64_t context_size(const SessionParams& p, const LlamaHParams& hp) {
 struct Session::Impl {
   Impl(const std::string& path, const SessionParams& p)
       : file(GgufFile::open(path)),
-        hp(read_llama_hparams(file)),
+        hp(checked_hparams(file)),
         tokenizer(Tokenizer::from_gguf(file)),
         summary(summarize_model(file)),
-        device(backend_of(p), p.device_index, device_options(p)),
-        weights(load_llama_weights(file, hp, device, p.progress)),
         n_ctx(context_size(p, hp)),
         n_batch(p.n_batch),
-        kv(device, hp, n_ctx, p.cache_type),
-        exec(device),
+        owned(open_devices(p)),
+        devices(pointers(owned)),
+        map(place(p)),
+        weights(load_llama_weights(file, hp, devices, map, p.progress)),
+        kv(devices, map.layer_device, hp, n_ctx, p.cache_type),
+        exec(devices),
+        sched_devs(sched_devices(devices)),
+        sched(ScheduleOptions::from_environment(static_cast<int>(devices.size()) - 1)),
+        notice(p.notice),
         n_threads(p.n_threads > 0 ? p.n_threads : cpu::physical_core_count()) {
     if (n_batch < 1) throw Error(ErrorCode::kInvalidArgument, "batch size must be at least 1");
     summary.n_vocab = hp.n_vocab;
+  }
+
+  LayerMap place(const SessionParams& p) const {
+    if (p.cache_type != GgmlType::F32 && p.cache_type != GgmlType::F16 &&
+        p.cache_type != GgmlType::Q8_0) {
+      throw Error(ErrorCode::kInvalidArgument, "KV cache type must be f32, f16 or q8_0");
+    }
+    std::vector<PlacementDevice> pd;
+    for (const BackendDevice* d : devices) {
+      pd.push_back({d->name(), d->info().memory_free, d->info().memory_total});
+    }
+    const ModelFootprint size =
+        llama_footprint(file, hp, KvCache::layer_bytes(hp, n_ctx, p.cache_type));
+    return place_layers(static_cast<int>(hp.n_layer), size, pd, p.placement);
   }
 
   void check_tokens(std::span<const int32_t> tokens) const {
@@ -91,23 +141,37 @@ struct Session::Impl {
     }
     const HostInput inputs[] = {
         {fg.tokens, tokens.data()}, {fg.positions, pos.data()}, {fg.mask, mask.data()}};
-    exec.run(fg.graph, inputs);
+    const ScheduledGraph sg = schedule(fg.graph, sched_devs, sched);
+    report(sg.notes);
+    exec.run(sg.graph, inputs);
     const size_t at = out.size();
-    out.resize(at + fg.graph.nbytes(fg.logits) / sizeof(float));
-    exec.read(fg.graph, fg.logits, out.data() + at);
+    out.resize(at + sg.graph.nbytes(fg.logits) / sizeof(float));
+    exec.read(sg.graph, fg.logits, out.data() + at);
     n_past += n;
+  }
+
+  void report(const std::vector<std::string>& notes) {
+    for (const std::string& line : notes) {
+      if (noticed.insert(line).second && notice) notice(line);
+    }
   }
 
   GgufFile file;
   LlamaHParams hp;
   Tokenizer tokenizer;
   ModelSummary summary;
-  BackendDevice device;
-  LlamaWeights weights;
   int64_t n_ctx;
   int64_t n_batch;
+  std::vector<std::unique_ptr<BackendDevice>> owned;  // accelerators, then the CPU
+  std::vector<const BackendDevice*> devices;          // graph device numbers
+  LayerMap map;
+  LlamaWeights weights;
   KvCache kv;
   GraphExecutor exec;
+  std::vector<SchedDevice> sched_devs;
+  ScheduleOptions sched;
+  std::function<void(const std::string&)> notice;
+  std::set<std::string> noticed;
   int n_threads;
   int64_t n_past = 0;
   std::vector<float> logits;
@@ -139,18 +203,39 @@ int Session::n_threads() const {
   return impl_->n_threads;
 }
 std::string Session::backend_name() const {
-  return "CPU";
+  std::string name = n_gpu_layers() > 0 ? impl_->devices.front()->vt().name : "cpu";
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name;
 }
 std::string Session::device_desc() const {
-  const pi_device_info& i = impl_->device.info();
-  return impl_->device.name() + " " + i.name + " (" + i.compute_version + "), " +
-         std::to_string(n_threads()) + " threads";
+  std::string s;
+  const auto& devs = impl_->devices;
+  for (size_t d = 0; d < devs.size(); ++d) {
+    const bool cpu = d + 1 == devs.size();
+    if (!cpu && impl_->weights.store->bytes_on(static_cast<int>(d)) == 0) continue;
+    const pi_device_info& i = devs[d]->info();
+    s += (s.empty() ? "" : " + ") + devs[d]->name() + " " + i.name + " (" + i.compute_version +
+         ")" + (cpu ? ", " + std::to_string(n_threads()) + " threads" : "");
+  }
+  return s;
 }
 uint64_t Session::kv_cache_bytes() const {
   return impl_->kv.bytes();
 }
 uint64_t Session::compute_bytes() const {
-  return impl_->exec.arena_bytes();
+  uint64_t sum = 0;
+  for (size_t d = 0; d < impl_->devices.size(); ++d)
+    sum += impl_->exec.arena_bytes(static_cast<int>(d));
+  return sum;
+}
+int Session::n_gpu_layers() const {
+  return impl_->map.n_gpu_layers;
+}
+std::vector<std::string> Session::placement_report() const {
+  return describe_placement(impl_->map, impl_->devices);
+}
+std::vector<std::string> Session::memory_report() const {
+  return describe_memory(impl_->devices, *impl_->weights.store, impl_->kv, impl_->exec);
 }
 
 std::span<const float> Session::eval(std::span<const int32_t> tokens, bool all_logits) {

@@ -19,6 +19,7 @@
 #include "polyinfer/dtype.hpp"
 #include "polyinfer/error.hpp"
 #include "polyinfer/session.hpp"
+#include "registry/backend_registry.hpp"
 
 namespace {
 
@@ -39,11 +40,27 @@ void put(std::ofstream& out, const T* data, size_t n) {
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(n * sizeof(T)));
 }
 
+// Every device of a usable backend, through the registry (search path, probe).
+std::vector<polyinfer::DeviceSpec> backend_devices(const std::string& name) {
+  if (name == "cpu") return {};
+  const polyinfer::BackendRegistry reg(polyinfer::RegistryOptions::from_environment());
+  const polyinfer::BackendEntry* b = reg.find(name);
+  if (b == nullptr || !b->usable()) {
+    throw polyinfer::Error(polyinfer::ErrorCode::kUnsupported,
+                           "backend " + name + " is not usable: " +
+                               (b ? b->status_line() : std::string("not found")));
+  }
+  std::vector<polyinfer::DeviceSpec> out;
+  for (size_t i = 0; i < b->devices.size(); ++i) out.push_back({b->vtable, static_cast<int>(i), ""});
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"polyinfer-logits: dump per-position logits"};
   std::string model, tokens_arg, out_path, cache = "f16";
+  std::string backend = "cpu", ngl = "all";
   int n_gen = 0, threads = 0;
   int64_t n_batch = 512;
   app.add_option("-m,--model", model)->required();
@@ -52,6 +69,8 @@ int main(int argc, char** argv) {
   app.add_option("-b", n_batch);
   app.add_option("--cache-type", cache);
   app.add_option("-t", threads);
+  app.add_option("--backend", backend, "a usable backend's name: all its devices");
+  app.add_option("--ngl", ngl, "layers on that backend: a count or all");
   app.add_option("-o", out_path)->required();
   CLI11_PARSE(app, argc, argv);
   try {
@@ -63,6 +82,9 @@ int main(int argc, char** argv) {
       throw polyinfer::Error(polyinfer::ErrorCode::kInvalidArgument,
                              "unknown --cache-type " + cache);
     p.cache_type = *cache_type;
+    p.devices = backend_devices(backend);
+    p.placement.n_gpu_layers = ngl == "all" ? polyinfer::kGpuLayersAll : std::stoi(ngl);
+    p.notice = [](const std::string& line) { std::fprintf(stderr, "note: %s\n", line.c_str()); };
     auto s = polyinfer::Session::open(model, p);
     std::vector<int32_t> tokens = parse_ids(tokens_arg);
     const size_t v = static_cast<size_t>(s->model().n_vocab);
