@@ -32,6 +32,7 @@ struct RunOptions {
   SamplerParams sampling;
   std::optional<uint64_t> seed;
   bool no_display_prompt = false, verbose = false, ignore_eos = false;
+  bool prompt_given = false;  // -p or -f on the command line (even empty)
   SelectionFlags selection;
   PlacementFlags placement;
 };
@@ -55,9 +56,9 @@ std::string read_prompt(const RunOptions& o) {
     s << in.rdbuf();
     text = s.str();
   }
-  if (text.empty())
+  if (text.empty() && o.prompt_given)
     throw Error(ErrorCode::kInvalidArgument, "empty prompt (give text with -p or -f)");
-  return text;
+  return text;  // "" without -p/-f: generation starts from BOS alone, as llama.cpp's
 }
 
 std::unique_ptr<Session> open_session(const RunOptions& o) {
@@ -115,8 +116,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunOptions>();
   SamplerParams& s = o->sampling;
   cmd->add_option("-m,--model", o->model, "GGUF model file")->required();
-  cmd->add_option("-p,--prompt", o->prompt, "Prompt text");
-  cmd->add_option("-f,--file", o->prompt_file, "Read the prompt from a file");
+  auto* prompt = cmd->add_option("-p,--prompt", o->prompt, "Prompt text (none: start from BOS)");
+  auto* file = cmd->add_option("-f,--file", o->prompt_file, "Read the prompt from a file");
   cmd->add_option("-n,--n-predict", o->n_predict, "Tokens to generate (-1: until end of text)");
   cmd->add_option("-c,--ctx-size", o->n_ctx,
                   "Context size in tokens (0: the model's, at most 4096)");
@@ -143,7 +144,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   add_placement_options(*cmd, o->placement);
   cmd->add_flag("--ignore-eos", o->ignore_eos, "Do not stop at end-of-generation tokens");
   cmd->add_flag("-v,--verbose", o->verbose, "Print the device, layer placement and memory");
-  cmd->callback([o, &exit_code] { exit_code = run_guarded([&] { return run_generate(*o); }); });
+  cmd->callback([o, prompt, file, &exit_code] {
+    o->prompt_given = prompt->count() + file->count() > 0;
+    exit_code = run_guarded([&] { return run_generate(*o); });
+  });
 }
 
 }  // namespace polyinfer::cli

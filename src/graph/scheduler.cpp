@@ -101,15 +101,15 @@ class Placer {
   // Rule 2 for the run of nodes [begin, end) wished on accelerator d.
   bool too_small(size_t begin, size_t end, int d, std::set<std::string>& notes) const {
     double flops = 0, copy_in = 0;
-    std::set<TensorId> produced_here;
+    std::set<TensorId> produced_here;  // and copied in: no copy needed (again)
     for (size_t i = begin; i < end; ++i) {
       const GraphNode& n = g_.nodes()[i];
       for (TensorId s : n.src) {
         if (s < 0) continue;
         const GraphTensor& owner = g_.tensor(g_.tensor(s).base);
         if (owner.kind == StorageKind::kBound && owner.device == d) return false;
-        if (!produced_here.count(g_.tensor(s).base) && home_[g_.tensor(s).base] != d)
-          copy_in += static_cast<double>(span_bytes(g_.tensor(s)));
+        if (home_[g_.tensor(s).base] != d && produced_here.insert(g_.tensor(s).base).second)
+          copy_in += static_cast<double>(span_bytes(g_.tensor(s)));  // once per tensor
       }
       const GraphTensor& dst_owner = g_.tensor(g_.tensor(n.dst).base);
       if (dst_owner.kind == StorageKind::kBound && dst_owner.device == d) return false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "polyinfer/error.hpp"
 
@@ -9,7 +10,9 @@ namespace polyinfer {
 namespace {
 
 std::string mib(uint64_t bytes) {
-  return std::to_string((bytes + (1ull << 19)) >> 20) + " MiB";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
 }
 
 uint64_t margin(const PlacementDevice& d) {

@@ -8,7 +8,7 @@
 //
 // Environment (read at device_open / device_info):
 //   POLYINFER_HOST_DEVICE_UNSUPPORTED  op names it refuses, comma-separated (default "ROPE")
-//   POLYINFER_HOST_DEVICE_MEMORY_MIB   memory it reports and allows (default 1024)
+//   POLYINFER_HOST_DEVICE_MEMORY       bytes it reports and allows (default 1 GiB)
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -32,8 +32,8 @@ constexpr const char* kOpNames[] = {"GET_ROWS", "RMS_NORM", "NORM",   "MUL_MAT",
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == PI_OP_COUNT);
 
 uint64_t memory_total() {
-  const char* v = std::getenv("POLYINFER_HOST_DEVICE_MEMORY_MIB");
-  return (v && *v ? std::strtoull(v, nullptr, 10) : 1024) << 20;
+  const char* v = std::getenv("POLYINFER_HOST_DEVICE_MEMORY");
+  return v && *v ? std::strtoull(v, nullptr, 10) : 1ull << 30;
 }
 
 std::set<uint32_t> unsupported_ops() {

@@ -32,14 +32,14 @@ def oracles(models_dir):
 def test_greedy_text_equals_oracles(bin_dir, models_dir, oracles):
     checked = 0
     for case in oracles:
-        if not case["prompt"]:
-            continue  # BOS-only: the CLI refuses an empty prompt; test_oracles covers it
-        r = run(bin_dir, "-m", models_dir / case["model"], "-p", case["prompt"], "--temp", 0,
+        # No -p at all: generation starts from BOS alone (an explicit empty -p is an error).
+        prompt = ("-p", case["prompt"]) if case["prompt"] else ()
+        r = run(bin_dir, "-m", models_dir / case["model"], *prompt, "--temp", 0,
                 "-n", case["n_generated"], "--no-display-prompt")
         assert r.returncode == 0, r.stderr
         assert r.stdout == case["expected_text"] + "\n"
         checked += 1
-    assert checked == 2
+    assert checked == 3
 
 
 def test_prompt_is_echoed_and_stats_printed(bin_dir, models_dir):

@@ -1,0 +1,155 @@
+// The scheduler (graph/scheduler.hpp): ops a device refuses run on the CPU, the
+// cost rule keeps tiny work near its data, and the copies it inserts make a
+// graph spread over two devices compute exactly what it computes on one.
+// Both "devices" are CPU backend devices (separate arenas, so a missing copy
+// reads memory nobody wrote); the first refuses some ops by a fake supports().
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "backend/device.hpp"
+#include "backends/cpu/cpu_backend.hpp"
+#include "graph/executor.hpp"
+#include "graph/scheduler.hpp"
+#include "polyinfer/error.hpp"
+
+namespace polyinfer {
+namespace {
+
+constexpr int kAcc = 0, kCpu = 1;
+
+std::vector<SchedDevice> devices(std::set<pi_op> refused) {
+  return {{"acc:0", [refused](const pi_node& n) { return !refused.count(pi_op(n.op)); }},
+          {"cpu:0", [](const pi_node&) { return true; }}};
+}
+
+ScheduleOptions options(double min_flops_per_byte = 8.0) {
+  ScheduleOptions o;
+  o.cpu_device = kCpu;
+  o.min_flops_per_byte = min_flops_per_byte;
+  return o;
+}
+
+// x -> rms_norm -> mul(w) -> [F16 copy into a bound "cache"] -> mul_mat(W) -> silu ->
+// add -> out, with the weights and the cache bound on the accelerator.
+struct Net {
+  Graph g;
+  TensorId x, out, cache;
+};
+
+Net build_net(std::vector<float>& store, std::vector<uint16_t>& cache, int64_t k, int64_t n,
+              int64_t m) {
+  Net net;
+  Graph& g = net.g;
+  auto* buf = reinterpret_cast<pi_buffer>(store.data());
+  const TensorId norm_w = g.bound(GgmlType::F32, {k, 1, 1, 1}, buf, 0, kAcc);
+  const TensorId w = g.bound(GgmlType::F32, {k, n, 1, 1}, buf, k * 4, kAcc);
+  net.cache = g.bound(GgmlType::F16, {k, m, 1, 1}, reinterpret_cast<pi_buffer>(cache.data()), 0,
+                      kAcc);
+  net.x = g.input(GgmlType::F32, {k, m, 1, 1});
+  g.set_device(kAcc);
+  const float eps[] = {1e-5f};
+  const TensorId s0[] = {net.x};
+  const TensorId nx = g.op(PI_OP_RMS_NORM, s0, GgmlType::F32, {k, m, 1, 1}, {}, eps);
+  const TensorId s1[] = {nx, norm_w};
+  const TensorId mx = g.op(PI_OP_MUL, s1, GgmlType::F32, {k, m, 1, 1});
+  const TensorId s2[] = {mx};
+  g.op_into(PI_OP_CPY, s2, net.cache);
+  const TensorId s3[] = {w, mx};
+  const TensorId y = g.op(PI_OP_MUL_MAT, s3, GgmlType::F32, {n, m, 1, 1});
+  const TensorId s4[] = {y};
+  const TensorId a = g.op(PI_OP_SILU, s4, GgmlType::F32, {n, m, 1, 1});
+  const TensorId s5[] = {a, y};
+  net.out = g.op(PI_OP_ADD, s5, GgmlType::F32, {n, m, 1, 1});
+  g.mark_output(net.out);
+  return net;
+}
+
+struct Result {
+  std::vector<float> out;
+  std::vector<uint16_t> cache;
+};
+
+// Runs the net on two CPU devices as scheduled; weights and cache in host memory
+// (the CPU backend's buffers are host pointers).
+Result run_net(const std::set<pi_op>& refused, double min_flops_per_byte, ScheduledGraph* seen) {
+  const int64_t k = 64, n = 48, m = 3;
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> store(static_cast<size_t>(k + k * n)), x(static_cast<size_t>(k * m));
+  for (float& v : store) v = u(rng);
+  for (float& v : x) v = u(rng);
+  Result r{std::vector<float>(static_cast<size_t>(n * m), NAN),
+           std::vector<uint16_t>(static_cast<size_t>(k * m), 0x7e00)};  // poisoned
+  Net net = build_net(store, r.cache, k, n, m);
+  const pi_backend_vtable& cpu = *polyinfer_cpu_backend_entry();
+  BackendDevice a(cpu, 0, "threads=2"), b(cpu, 0, "threads=1");
+  ScheduledGraph sg = schedule(net.g, devices(refused), options(min_flops_per_byte));
+  GraphExecutor exec({&a, &b});
+  const HostInput in[] = {{net.x, x.data()}};
+  exec.run(sg.graph, in);
+  exec.read(sg.graph, net.out, r.out.data());
+  if (seen) *seen = std::move(sg);
+  return r;
+}
+
+int nodes_on(const ScheduledGraph& s, int device, NodeKind kind) {
+  int count = 0;
+  for (const GraphNode& n : s.graph.nodes()) count += n.device == device && n.kind == kind;
+  return count;
+}
+
+TEST(Scheduler, EverythingSupportedStaysOnTheAcceleratorWithoutCopiesOfWeights) {
+  ScheduledGraph s;
+  run_net({}, 8.0, &s);
+  EXPECT_EQ(nodes_on(s, kCpu, NodeKind::kOp), 0);
+  EXPECT_EQ(s.copies, 0);  // the input is written where its first reader runs
+  EXPECT_TRUE(s.notes.empty());
+}
+
+TEST(Scheduler, RefusedOpsRunOnTheCpuWithANoteAndTheSameResult) {
+  const Result want = run_net({}, 8.0, nullptr);
+  for (const std::set<pi_op>& refused : std::vector<std::set<pi_op>>{
+           {PI_OP_SILU}, {PI_OP_MUL_MAT}, {PI_OP_CPY}, {PI_OP_RMS_NORM, PI_OP_ADD}}) {
+    ScheduledGraph s;
+    const Result got = run_net(refused, 8.0, &s);
+    EXPECT_EQ(got.out, want.out);
+    EXPECT_EQ(got.cache, want.cache);
+    EXPECT_GT(s.copies, 0);
+    int refusals = 0;
+    for (const std::string& n : s.notes) refusals += n.find("acc:0 does not support it") != n.npos;
+    EXPECT_EQ(refusals, static_cast<int>(refused.size()));
+    EXPECT_GE(nodes_on(s, kCpu, NodeKind::kOp), static_cast<int>(refused.size()));
+  }
+}
+
+TEST(Scheduler, CostRuleKeepsTinyWorkOnTheCpu) {
+  // MUL_MAT refused: SILU + ADD then sit alone on the accelerator with their input on
+  // the CPU; 8 flops per copied byte is more than they do, so they stay on the CPU.
+  ScheduledGraph s;
+  run_net({PI_OP_MUL_MAT}, 8.0, &s);
+  bool rule = false;
+  for (const std::string& n : s.notes) rule |= n.find("cost rule") != std::string::npos;
+  EXPECT_TRUE(rule);
+  const int cpu_ops_with_rule = nodes_on(s, kCpu, NodeKind::kOp);
+  // Threshold 0: every node the accelerator supports goes there.
+  run_net({PI_OP_MUL_MAT}, 0.0, &s);
+  EXPECT_LT(nodes_on(s, kCpu, NodeKind::kOp), cpu_ops_with_rule);
+}
+
+TEST(Scheduler, IntensityComesFromTheEnvironment) {
+  setenv("POLYINFER_OFFLOAD_MIN_INTENSITY", "2.5", 1);
+  EXPECT_EQ(ScheduleOptions::from_environment(1).min_flops_per_byte, 2.5);
+  setenv("POLYINFER_OFFLOAD_MIN_INTENSITY", "fast", 1);
+  EXPECT_THROW(ScheduleOptions::from_environment(1), Error);
+  setenv("POLYINFER_OFFLOAD_MIN_INTENSITY", "-1", 1);
+  EXPECT_THROW(ScheduleOptions::from_environment(1), Error);
+  unsetenv("POLYINFER_OFFLOAD_MIN_INTENSITY");
+  EXPECT_EQ(ScheduleOptions::from_environment(1).min_flops_per_byte, 8.0);
+}
+
+}  // namespace
+}  // namespace polyinfer
