@@ -20,8 +20,7 @@ void choose_device(const SelectionFlags& flags, const PlacementFlags& placement,
     }
   }
   params.notice = [](const std::string& line) { std::fprintf(stderr, "note: %s\n", line.c_str()); };
-  if (params.devices.empty() && placement.n_gpu_layers != "auto" &&
-      placement.n_gpu_layers != "0") {
+  if (params.devices.empty() && placement.n_gpu_layers != "auto" && placement.n_gpu_layers != "0") {
     std::fprintf(stderr, "note: -ngl %s has no effect: no accelerator is selected\n",
                  placement.n_gpu_layers.c_str());
   }

@@ -6,8 +6,8 @@
 #pragma once
 #include <cstdio>
 
-#include "polyinfer/session.hpp"
 #include "placement_options.hpp"
+#include "polyinfer/session.hpp"
 #include "selection_options.hpp"
 
 namespace polyinfer::cli {

@@ -1,6 +1,5 @@
 // polyinfer command-line entry point: subcommands are registered from cmd_*.cpp.
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 

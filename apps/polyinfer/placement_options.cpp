@@ -1,9 +1,9 @@
 #include "placement_options.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <vector>
-#include <algorithm>
 
 #include "polyinfer/error.hpp"
 
@@ -69,8 +69,7 @@ PlacementParams placement_params(const PlacementFlags& flags) {
                 "--split-mode must be none or layer, not '" + flags.split_mode + "'");
   }
   if (!flags.tensor_split.empty()) p.tensor_split = parse_ratios(flags.tensor_split);
-  if (flags.main_gpu < 0)
-    throw Error(ErrorCode::kInvalidArgument, "--main-gpu must be >= 0");
+  if (flags.main_gpu < 0) throw Error(ErrorCode::kInvalidArgument, "--main-gpu must be >= 0");
   p.main_gpu = flags.main_gpu;
   return p;
 }

@@ -24,8 +24,8 @@ enum class SplitMode {
   kNone,   // one accelerator (main_gpu) holds every offloaded layer
   kLayer,  // offloaded layers are spread over the accelerators, in tensor_split ratios
 };
-inline constexpr int kGpuLayersAuto = -1;       // as many as fit in free device memory
-inline constexpr int kGpuLayersAll = 1 << 30;   // every layer and the output
+inline constexpr int kGpuLayersAuto = -1;      // as many as fit in free device memory
+inline constexpr int kGpuLayersAll = 1 << 30;  // every layer and the output
 
 struct PlacementParams {
   // Units on the accelerators: the last N of the n_layer layers plus the output

@@ -12,7 +12,7 @@
 namespace polyinfer {
 
 struct MemoryPlan {
-  std::vector<uint64_t> offset;       // per tensor id: arena offset of owners (inputs, intermediates)
+  std::vector<uint64_t> offset;  // per tensor id: arena offset of owners (inputs, intermediates)
   std::vector<uint64_t> arena_bytes;  // per device: at least kArenaAlign
 };
 

@@ -37,9 +37,9 @@ pi_node probe_node(const Graph& g, const GraphNode& n) {
 }
 
 const char* op_name(pi_op op) {
-  static const char* const kNames[] = {"GET_ROWS", "RMS_NORM", "NORM",  "MUL_MAT",    "ADD",
-                                       "MUL",      "SCALE",    "ROPE",  "SOFT_MAX",   "FLASH_ATTN",
-                                       "SILU",     "GELU",     "SWIGLU", "CPY",       "ARGMAX"};
+  static const char* const kNames[] = {"GET_ROWS", "RMS_NORM", "NORM",   "MUL_MAT",  "ADD",
+                                       "MUL",      "SCALE",    "ROPE",   "SOFT_MAX", "FLASH_ATTN",
+                                       "SILU",     "GELU",     "SWIGLU", "CPY",      "ARGMAX"};
   return op < PI_OP_COUNT ? kNames[op] : "?";
 }
 
@@ -77,8 +77,8 @@ class Placer {
     for (size_t i = 0; i < n;) {
       size_t end = i + 1;
       while (end < n && wish[end] == wish[i]) ++end;
-      const int d = wish[i] != o_.cpu_device && too_small(i, end, wish[i], notes) ? o_.cpu_device
-                                                                                   : wish[i];
+      const int d =
+          wish[i] != o_.cpu_device && too_small(i, end, wish[i], notes) ? o_.cpu_device : wish[i];
       for (; i < end; ++i) {
         where[i] = d;
         settle(g_.nodes()[i], d);

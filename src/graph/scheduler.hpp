@@ -31,8 +31,8 @@ namespace polyinfer {
 
 // What the scheduler needs to know of each device.
 struct SchedDevice {
-  std::string name;                                // "cuda:0"
-  std::function<bool(const pi_node&)> supports;    // the backend's capability query
+  std::string name;                              // "cuda:0"
+  std::function<bool(const pi_node&)> supports;  // the backend's capability query
 };
 
 struct ScheduleOptions {

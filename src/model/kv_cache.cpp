@@ -45,8 +45,7 @@ uint64_t KvCache::bytes_on(int device) const {
 TensorId KvCache::slot(Graph& g, int il, int kv, int64_t p0, int64_t n) const {
   const Shape ne{head_dim_, n_head_kv_, n, 1};
   return g.bound(type_, ne, buffers_[il].handle(),
-                 base(kv) + static_cast<uint64_t>(p0 * n_head_kv_) * row_bytes_,
-                 layer_device_[il]);
+                 base(kv) + static_cast<uint64_t>(p0 * n_head_kv_) * row_bytes_, layer_device_[il]);
 }
 
 TensorId KvCache::view(Graph& g, int il, int kv, int64_t n_kv) const {

@@ -38,8 +38,8 @@ std::vector<double> ratios(const std::vector<PlacementDevice>& devs, const Place
   }
   if (p.tensor_split.size() > n_acc) {
     throw Error(ErrorCode::kInvalidArgument,
-                "--tensor-split has " + std::to_string(p.tensor_split.size()) +
-                    " ratios for " + std::to_string(n_acc) + " accelerator(s)");
+                "--tensor-split has " + std::to_string(p.tensor_split.size()) + " ratios for " +
+                    std::to_string(n_acc) + " accelerator(s)");
   }
   double sum = 0;
   for (size_t i = 0; i < p.tensor_split.size(); ++i) {
@@ -120,8 +120,8 @@ LayerMap place_layers(int n_layer, const ModelFootprint& size,
                       const std::vector<PlacementDevice>& devices, const PlacementParams& p) {
   if (devices.empty()) throw Error(ErrorCode::kInvalidArgument, "place_layers: no devices");
   if (p.n_gpu_layers < kGpuLayersAuto) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "-ngl must be a count >= 0, 'all' or 'auto', not " + std::to_string(p.n_gpu_layers));
+    throw Error(ErrorCode::kInvalidArgument, "-ngl must be a count >= 0, 'all' or 'auto', not " +
+                                                 std::to_string(p.n_gpu_layers));
   }
   const int cpu = static_cast<int>(devices.size()) - 1;
   const int n_units = n_layer + 1;

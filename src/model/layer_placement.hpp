@@ -17,7 +17,7 @@ namespace polyinfer {
 
 // One device of a run as placement sees it. The CPU is the last one.
 struct PlacementDevice {
-  std::string name;         // "cuda:0"
+  std::string name;          // "cuda:0"
   uint64_t memory_free = 0;  // bytes
   uint64_t memory_total = 0;
 };

@@ -44,9 +44,8 @@ std::vector<std::string> describe_memory(const std::vector<const BackendDevice*>
   for (size_t d = 0; d < devices.size(); ++d) {
     const int i = static_cast<int>(d);
     const pi_device_info& info = devices[d]->info();
-    out.push_back(devices[d]->name() + " (" + info.name + "): weights " +
-                  mib(weights.bytes_on(i)) + ", KV cache " + mib(kv.bytes_on(i)) +
-                  ", compute " + mib(exec.arena_bytes(i)));
+    out.push_back(devices[d]->name() + " (" + info.name + "): weights " + mib(weights.bytes_on(i)) +
+                  ", KV cache " + mib(kv.bytes_on(i)) + ", compute " + mib(exec.arena_bytes(i)));
   }
   return out;
 }

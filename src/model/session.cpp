@@ -15,8 +15,8 @@
 #include "model/llama_graph.hpp"
 #include "model/llama_hparams.hpp"
 #include "model/llama_weights.hpp"
-#include "model/placement_report.hpp"
 #include "model/model_summary.hpp"
+#include "model/placement_report.hpp"
 #include "polyinfer/error.hpp"
 #include "polyinfer/gguf.hpp"
 

@@ -37,8 +37,8 @@ void WeightStore::load(const LoadProgress& progress) {
     if (wanted_[d].empty()) continue;
     // The mapping is read-only; kernels only read weights, the ABI just has no const.
     if (devices_[d]->info().host_visible) {
-      wrapped_[d] = DeviceBuffer::wrap_host(*devices_[d], const_cast<uint8_t*>(file.data()),
-                                            file.size());
+      wrapped_[d] =
+          DeviceBuffer::wrap_host(*devices_[d], const_cast<uint8_t*>(file.data()), file.size());
     }
     for (const GgufTensorInfo* t : wanted_[d]) {
       bytes_[d] += t->n_bytes;

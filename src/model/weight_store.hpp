@@ -51,9 +51,9 @@ class WeightStore {
 
   const GgufFile& file_;
   std::vector<const BackendDevice*> devices_;
-  std::vector<std::vector<const GgufTensorInfo*>> wanted_;  // per device, in order
-  std::vector<DeviceBuffer> wrapped_;                       // per device: the whole file
-  std::vector<DeviceBuffer> uploaded_;                      // per device: its tensors
+  std::vector<std::vector<const GgufTensorInfo*>> wanted_;          // per device, in order
+  std::vector<DeviceBuffer> wrapped_;                               // per device: the whole file
+  std::vector<DeviceBuffer> uploaded_;                              // per device: its tensors
   std::vector<std::map<const GgufTensorInfo*, uint64_t>> offsets_;  // in uploaded_
   std::vector<uint64_t> bytes_;                                     // per device
 };

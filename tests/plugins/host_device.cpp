@@ -26,9 +26,9 @@ const pi_backend_vtable& cpu() {
   return *polyinfer_cpu_backend_entry();
 }
 
-constexpr const char* kOpNames[] = {"GET_ROWS", "RMS_NORM", "NORM",   "MUL_MAT", "ADD",
+constexpr const char* kOpNames[] = {"GET_ROWS", "RMS_NORM", "NORM",   "MUL_MAT",  "ADD",
                                     "MUL",      "SCALE",    "ROPE",   "SOFT_MAX", "FLASH_ATTN",
-                                    "SILU",     "GELU",     "SWIGLU", "CPY",     "ARGMAX"};
+                                    "SILU",     "GELU",     "SWIGLU", "CPY",      "ARGMAX"};
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == PI_OP_COUNT);
 
 uint64_t memory_total() {
@@ -204,11 +204,11 @@ pi_status graph_submit(pi_stream s, const pi_graph* g) {
   return PI_OK;
 }
 
-const pi_backend_vtable kVtable = {
-    PI_ABI_VERSION, "host-device", probe,        device_count,    device_info,  device_open,
-    device_close,   last_error,    buffer_alloc, buffer_wrap_host, buffer_free, buffer_map,
-    buffer_write,   buffer_read,   stream_create, stream_destroy, stream_sync,  supports,
-    graph_submit};
+const pi_backend_vtable kVtable = {PI_ABI_VERSION, "host-device",    probe,         device_count,
+                                   device_info,    device_open,      device_close,  last_error,
+                                   buffer_alloc,   buffer_wrap_host, buffer_free,   buffer_map,
+                                   buffer_write,   buffer_read,      stream_create, stream_destroy,
+                                   stream_sync,    supports,         graph_submit};
 
 }  // namespace
 

@@ -46,12 +46,13 @@ std::vector<polyinfer::DeviceSpec> backend_devices(const std::string& name) {
   const polyinfer::BackendRegistry reg(polyinfer::RegistryOptions::from_environment());
   const polyinfer::BackendEntry* b = reg.find(name);
   if (b == nullptr || !b->usable()) {
-    throw polyinfer::Error(polyinfer::ErrorCode::kUnsupported,
-                           "backend " + name + " is not usable: " +
-                               (b ? b->status_line() : std::string("not found")));
+    throw polyinfer::Error(
+        polyinfer::ErrorCode::kUnsupported,
+        "backend " + name + " is not usable: " + (b ? b->status_line() : std::string("not found")));
   }
   std::vector<polyinfer::DeviceSpec> out;
-  for (size_t i = 0; i < b->devices.size(); ++i) out.push_back({b->vtable, static_cast<int>(i), ""});
+  for (size_t i = 0; i < b->devices.size(); ++i)
+    out.push_back({b->vtable, static_cast<int>(i), ""});
   return out;
 }
 

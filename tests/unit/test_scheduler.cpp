@@ -47,8 +47,8 @@ Net build_net(std::vector<float>& store, std::vector<uint16_t>& cache, int64_t k
   auto* buf = reinterpret_cast<pi_buffer>(store.data());
   const TensorId norm_w = g.bound(GgmlType::F32, {k, 1, 1, 1}, buf, 0, kAcc);
   const TensorId w = g.bound(GgmlType::F32, {k, n, 1, 1}, buf, k * 4, kAcc);
-  net.cache = g.bound(GgmlType::F16, {k, m, 1, 1}, reinterpret_cast<pi_buffer>(cache.data()), 0,
-                      kAcc);
+  net.cache =
+      g.bound(GgmlType::F16, {k, m, 1, 1}, reinterpret_cast<pi_buffer>(cache.data()), 0, kAcc);
   net.x = g.input(GgmlType::F32, {k, m, 1, 1});
   g.set_device(kAcc);
   const float eps[] = {1e-5f};

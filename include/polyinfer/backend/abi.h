@@ -33,7 +33,7 @@ typedef enum pi_status {
   PI_ERR_INVALID = 1,     /* bad argument or shape */
   PI_ERR_UNSUPPORTED = 2, /* op/type the device does not implement */
   PI_ERR_OUT_OF_MEMORY = 3,
-  PI_ERR_DEVICE = 4,      /* driver/runtime failure */
+  PI_ERR_DEVICE = 4, /* driver/runtime failure */
 } pi_status;
 
 typedef enum pi_op {
@@ -48,15 +48,15 @@ typedef enum pi_op {
                          i[0]=mode (0 normal: adjacent pairs, 2 NeoX: halves), i[1]=n_rot,
                          i[2]=n_ctx_orig; f[0]=freq_base f[1]=freq_scale f[2]=ext_factor
                          f[3]=attn_factor f[4]=beta_fast f[5]=beta_slow (YaRN, ggml semantics) */
-  PI_OP_SOFT_MAX,     /* src0 F32 [n,rows...], src1 opt F32 mask [n,rows] -> softmax(f[0]*x + mask) */
-  PI_OP_FLASH_ATTN,   /* src0 q F32 [D,T,H], src1 k [D,KV,Hkv] F32/F16/Q8_0, src2 v same,
-                         src3 opt mask F32 [KV,T] (0 or -inf); f[0]=scale; H % Hkv == 0 (GQA)
-                         -> F32 [D,H,T] */
-  PI_OP_SILU,         /* x * sigmoid(x) */
-  PI_OP_GELU,         /* tanh approximation (ggml_gelu) */
-  PI_OP_SWIGLU,       /* silu(src0) * src1 */
-  PI_OP_CPY,          /* src0 -> dst, converting type (F32<->F16/BF16, F32->Q8_0); same ne */
-  PI_OP_ARGMAX,       /* src0 F32 [n,rows] -> I32 [rows]; first index of the maximum */
+  PI_OP_SOFT_MAX,   /* src0 F32 [n,rows...], src1 opt F32 mask [n,rows] -> softmax(f[0]*x + mask) */
+  PI_OP_FLASH_ATTN, /* src0 q F32 [D,T,H], src1 k [D,KV,Hkv] F32/F16/Q8_0, src2 v same,
+                       src3 opt mask F32 [KV,T] (0 or -inf); f[0]=scale; H % Hkv == 0 (GQA)
+                       -> F32 [D,H,T] */
+  PI_OP_SILU,       /* x * sigmoid(x) */
+  PI_OP_GELU,       /* tanh approximation (ggml_gelu) */
+  PI_OP_SWIGLU,     /* silu(src0) * src1 */
+  PI_OP_CPY,        /* src0 -> dst, converting type (F32<->F16/BF16, F32->Q8_0); same ne */
+  PI_OP_ARGMAX,     /* src0 F32 [n,rows] -> I32 [rows]; first index of the maximum */
   PI_OP_COUNT
 } pi_op;
 
@@ -65,9 +65,9 @@ typedef struct pi_device_s* pi_device; /* opaque, an opened device */
 typedef struct pi_stream_s* pi_stream; /* opaque, an in-order queue on a device */
 
 typedef struct pi_tensor {
-  uint32_t type;   /* ggml type id (GGUF), e.g. 0 F32, 1 F16, 8 Q8_0, 26 I32 */
-  int64_t ne[4];   /* elements per dim, unused dims = 1 */
-  uint64_t nb[4];  /* byte strides */
+  uint32_t type;  /* ggml type id (GGUF), e.g. 0 F32, 1 F16, 8 Q8_0, 26 I32 */
+  int64_t ne[4];  /* elements per dim, unused dims = 1 */
+  uint64_t nb[4]; /* byte strides */
   pi_buffer buffer;
   uint64_t offset; /* byte offset of element (0,0,0,0) in buffer */
 } pi_tensor;
@@ -78,8 +78,8 @@ typedef struct pi_node {
   uint32_t n_src;
   pi_tensor src[PI_MAX_SRC]; /* an optional input absent: buffer == NULL */
   pi_tensor dst;
-  int32_t i[8];  /* integer op parameters (see pi_op) */
-  float f[8];    /* float op parameters (see pi_op) */
+  int32_t i[8]; /* integer op parameters (see pi_op) */
+  float f[8];   /* float op parameters (see pi_op) */
 } pi_node;
 
 typedef struct pi_graph {
@@ -87,7 +87,12 @@ typedef struct pi_graph {
   uint32_t n_nodes;
 } pi_graph;
 
-typedef enum pi_device_kind { PI_DEVICE_CPU = 0, PI_DEVICE_GPU = 1, PI_DEVICE_IGPU = 2, PI_DEVICE_OTHER = 3 } pi_device_kind;
+typedef enum pi_device_kind {
+  PI_DEVICE_CPU = 0,
+  PI_DEVICE_GPU = 1,
+  PI_DEVICE_IGPU = 2,
+  PI_DEVICE_OTHER = 3
+} pi_device_kind;
 
 typedef struct pi_device_info {
   char name[128];
@@ -123,14 +128,21 @@ typedef struct pi_backend_vtable {
   void (*buffer_free)(pi_buffer buf);
   /* Host pointer of a host-visible buffer, NULL otherwise. */
   void* (*buffer_map)(pi_buffer buf);
-  pi_status (*buffer_write)(pi_stream s, pi_buffer buf, uint64_t offset, const void* src, uint64_t size);
+  /* Ordered on stream s after earlier work; may return before the copy runs,
+   * but the caller may reuse or free src as soon as it returns. */
+  pi_status (*buffer_write)(pi_stream s, pi_buffer buf, uint64_t offset, const void* src,
+                            uint64_t size);
+  /* Returns once dst holds the bytes, after all earlier work on stream s. */
   pi_status (*buffer_read)(pi_stream s, pi_buffer buf, uint64_t offset, void* dst, uint64_t size);
 
   pi_status (*stream_create)(pi_device dev, pi_stream* out);
   void (*stream_destroy)(pi_stream s);
   pi_status (*stream_sync)(pi_stream s);
 
-  /* 1 if the device runs this node (types and shapes as given), else 0. */
+  /* 1 if the device runs this node (types and shapes as given), else 0.
+   * Decides from op, types, shapes, strides and params only: the host asks
+   * before any memory exists, with placeholder handles (non-NULL, never to be
+   * dereferenced) for present tensors; an absent optional source is NULL. */
   int (*supports)(pi_device dev, const pi_node* node);
   /* Enqueue the graph on the stream; may return before it finishes. The
    * graph memory may be reused by the caller once this returns. */
