@@ -161,9 +161,11 @@ void pi_stream_s::read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size)
                          0, nullptr, 0, nullptr);
     check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
     submit(std::move(p), cmd);
-    // The chunk is the newest submission: waiting for everything is waiting for it.
-    retire(true);
+    // Copy out before retiring: retiring may destroy the staging buffer.
+    check(vkWaitForFences(dev->device, 1, &pending_.back().fence, VK_TRUE, UINT64_MAX),
+          "vkWaitForFences");
     std::memcpy(bytes + done, staging.mapped, n);
+    retire(true);
     done += n;
   }
 }
