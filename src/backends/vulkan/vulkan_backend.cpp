@@ -69,7 +69,15 @@ int compute_family(VkPhysicalDevice pd) {
   return -1;
 }
 
-pi_status device_open(int index, const char*, pi_device* out) {
+// "subgroup=0" turns the subgroup paths off, so a device that has them can
+// also run (and test) the fallbacks. Other keys are for other backends.
+bool subgroup_option(const char* options) {
+  if (options == nullptr) return true;
+  const char* at = std::strstr(options, "subgroup=");
+  return at == nullptr || at[9] != '0';
+}
+
+pi_status device_open(int index, const char* options, pi_device* out) {
   if (out == nullptr || index < 0 || index >= device_count()) {
     g_open_error = "no Vulkan device " + std::to_string(index) + " (there are " +
                    std::to_string(device_count()) + ")";
@@ -99,6 +107,7 @@ pi_status device_open(int index, const char*, pi_device* out) {
     check(vkCreateDevice(pd, &di, nullptr, &device), "vkCreateDevice");
     try {
       *out = new pi_device_s(pd, device, static_cast<uint32_t>(family));
+      if (!subgroup_option(options)) (*out)->features.subgroup_arith = false;
     } catch (...) {
       vkDestroyDevice(device, nullptr);
       throw;
