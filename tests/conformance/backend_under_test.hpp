@@ -44,6 +44,9 @@ class BackendUnderTest {
   // `node` gives op, i[] and f[]; its tensors are filled in here.
   NodeRun run(pi_node node, std::initializer_list<const HostTensor*> srcs, HostTensor& dst);
 
+  // The opened device, for tests of buffers and streams beyond one node.
+  BackendDevice& device() { return *dev_; }
+
  private:
   std::unique_ptr<BackendDevice> dev_;
 };

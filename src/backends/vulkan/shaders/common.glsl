@@ -1,0 +1,170 @@
+// Shared by every compute shader of the Vulkan backend.
+//
+// Buffers are bound as arrays of 32-bit words and read byte-exactly through
+// shifts: block formats have 18/34/144/176/210-byte blocks and tensors sit at
+// any byte offset, so no wider view fits them all, and words need no optional
+// 8/16-bit storage feature. Binding 0 holds the node parameters (written by the
+// host when it records the graph); bindings 1..5 are src0..src3 and dst.
+#extension GL_EXT_control_flow_attributes : enable
+
+layout(std430, set = 0, binding = 0) readonly buffer Params { uint P[]; };
+layout(std430, set = 0, binding = 1) buffer Data { uint w[]; } bufs[5];
+
+layout(push_constant) uniform Push { uint base; } pc;  // this node's first word in P
+
+// Tensor slots and the parameter layout (vk_params.hpp writes the same).
+const uint T_SRC0 = 0u, T_SRC1 = 1u, T_SRC2 = 2u, T_SRC3 = 3u, T_DST = 4u;
+uint t_off(uint t) { return P[pc.base + t * 9u]; }
+uint t_ne(uint t, uint d) { return P[pc.base + t * 9u + 1u + d]; }
+uint t_nb(uint t, uint d) { return P[pc.base + t * 9u + 5u + d]; }
+int p_i(uint k) { return int(P[pc.base + 45u + k]); }
+float p_f(uint k) { return uintBitsToFloat(P[pc.base + 53u + k]); }
+float p_x(uint k) { return uintBitsToFloat(P[pc.base + 61u + k]); }  // host-derived floats
+uint p_u(uint k) { return P[pc.base + 61u + k]; }                    // host-derived ints
+
+// Workgroups are launched as a 2D grid (x is capped at 65535); this is the flat index.
+uint wg_index() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
+
+uint ld8(uint t, uint a) { return (bufs[t].w[a >> 2] >> ((a & 3u) * 8u)) & 0xFFu; }
+uint ld16(uint t, uint a) {
+  if ((a & 1u) != 0u) return ld8(t, a) | (ld8(t, a + 1u) << 8);
+  return (bufs[t].w[a >> 2] >> ((a & 2u) * 8u)) & 0xFFFFu;
+}
+uint ld32(uint t, uint a) {
+  const uint s = a & 3u;
+  if (s == 0u) return bufs[t].w[a >> 2];
+  return (bufs[t].w[a >> 2] >> (s * 8u)) | (bufs[t].w[(a >> 2) + 1u] << (32u - s * 8u));
+}
+float ldf(uint t, uint a) { return uintBitsToFloat(ld32(t, a)); }
+int ld_i8(uint t, uint a) { return int(ld8(t, a) << 24) >> 24; }
+
+// Stores into the destination. Sub-word stores go through atomics, because a
+// neighbouring element of the same word may belong to another invocation (or lie
+// outside the view and must keep its bytes).
+void stf(uint a, float v) {
+  if ((a & 3u) == 0u) {
+    bufs[T_DST].w[a >> 2] = floatBitsToUint(v);
+    return;
+  }
+  const uint u = floatBitsToUint(v);
+  for (uint b = 0u; b < 4u; ++b) {
+    const uint ab = a + b, sh = (ab & 3u) * 8u;
+    atomicAnd(bufs[T_DST].w[ab >> 2], ~(0xFFu << sh));
+    atomicOr(bufs[T_DST].w[ab >> 2], ((u >> (b * 8u)) & 0xFFu) << sh);
+  }
+}
+void st8(uint a, uint v) {
+  const uint sh = (a & 3u) * 8u;
+  atomicAnd(bufs[T_DST].w[a >> 2], ~(0xFFu << sh));
+  atomicOr(bufs[T_DST].w[a >> 2], (v & 0xFFu) << sh);
+}
+void st16(uint a, uint v) {
+  if ((a & 1u) != 0u) {
+    st8(a, v);
+    st8(a + 1u, v >> 8);
+    return;
+  }
+  const uint sh = (a & 2u) * 8u;
+  atomicAnd(bufs[T_DST].w[a >> 2], ~(0xFFFFu << sh));
+  atomicOr(bufs[T_DST].w[a >> 2], (v & 0xFFFFu) << sh);
+}
+void sti(uint a, int v) { stf(a, intBitsToFloat(v)); }
+
+// IEEE half <-> float by bits: exact for every code (subnormals, inf, NaN), and
+// round-to-nearest-even in the narrowing direction, which the driver's
+// pack/unpack built-ins do not promise.
+float half_to_float(uint h) {
+  const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  if (e == 0u) {
+    const float v = float(m) * (1.0 / 16777216.0);  // m * 2^-24, exact
+    return (sign != 0u) ? -v : v;
+  }
+  if (e == 31u) return uintBitsToFloat(sign | 0x7F800000u | (m << 13));
+  return uintBitsToFloat(sign | ((e + 112u) << 23) | (m << 13));
+}
+uint float_to_half(float f) {
+  const uint u = floatBitsToUint(f), sign = (u >> 16) & 0x8000u;
+  const uint a = u & 0x7FFFFFFFu;
+  if (a >= 0x7F800000u) return sign | 0x7C00u | ((a > 0x7F800000u) ? 0x200u | ((a >> 13) & 0x3FFu) : 0u);
+  if (a >= 0x477FF000u) return sign | 0x7C00u;  // rounds to >= 65520: infinity
+  if (a < 0x38800000u) {                         // below 2^-14: a subnormal half
+    const uint e = a >> 23;
+    if (e < 102u) return sign;                   // below 2^-25: rounds to zero
+    const uint m = (a & 0x7FFFFFu) | 0x800000u;
+    const uint shift = 126u - e;                 // 14..24 bits drop
+    const uint q = m >> shift, rem = m & ((1u << shift) - 1u), hv = 1u << (shift - 1u);
+    return sign | (q + ((rem > hv || (rem == hv && (q & 1u) != 0u)) ? 1u : 0u));
+  }
+  const uint r = a - 0x38000000u;                // rebias 127 -> 15
+  const uint q = r >> 13, rem = r & 0x1FFFu;
+  return sign | (q + ((rem > 0x1000u || (rem == 0x1000u && (q & 1u) != 0u)) ? 1u : 0u));
+}
+uint float_to_bf16(float f) {
+  const uint u = floatBitsToUint(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 64u;  // NaN stays a quiet NaN
+  return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
+
+// exp with an error of a few ulp over the whole float range: the driver's exp
+// may be off by (3 + 2|x|) ulp (the Vulkan precision table), far over the
+// conformance bounds for |x| ~ 10..100.
+float exp_acc(float x) {
+  if (x > 88.72284f) return uintBitsToFloat(0x7F800000u);
+  if (x < -103.97209f) return 0.0;
+  const float n = floor(x * 1.44269504f + 0.5f);
+  // ln 2 split so that n * LN2_HI is exact for |n| < 2^9.
+  precise float r = x - n * 0.693145752f;
+  r = r - n * 1.42860677e-6f;
+  // e^r on |r| <= ln2/2: Taylor to degree 7 (truncation < 2e-9 relative).
+  precise float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r * r + r;
+  p = p + 1.0f;
+  // 2^n in two steps so that results in the subnormal range are formed.
+  const int ni = int(n);
+  const int n1 = ni / 2;
+  return p * uintBitsToFloat(uint(n1 + 127) << 23) * uintBitsToFloat(uint(ni - n1 + 127) << 23);
+}
+
+// sin and cos of one argument with a 3-part reduction by pi/4 (Cody & Waite),
+// accurate to a few ulp for |x| < 8192; the driver's built-ins only promise
+// 2^-11 absolute error.
+void sincos_acc(float x, out float s, out float c) {
+  const float ax = abs(x);
+  uint j = uint(ax * 1.27323954f);  // 4/pi
+  j += j & 1u;
+  const float y = float(j);
+  precise float z = ((ax - y * 0.78515625f) - y * 2.4187564849853515625e-4f) -
+                    y * 3.77489497744594108e-8f;
+  const float zz = z * z;
+  precise float ps = ((-1.9515295891e-4f * zz + 8.3321608736e-3f) * zz - 1.6666654611e-1f) * zz * z + z;
+  precise float pc_ = ((2.443315711809948e-5f * zz - 1.388731625493765e-3f) * zz +
+                       4.166664568298827e-2f) * zz * zz - 0.5f * zz + 1.0f;
+  j &= 7u;
+  float sv, cv;
+  if (j == 0u) { sv = ps; cv = pc_; }
+  else if (j == 2u) { sv = pc_; cv = -ps; }
+  else if (j == 4u) { sv = -ps; cv = -pc_; }
+  else { sv = -pc_; cv = ps; }
+  s = x < 0.0 ? -sv : sv;
+  c = cv;
+}
+
+// tanh through exp_acc, stable for any |x| (the built-in may give inf/inf).
+float tanh_acc(float x) {
+  const float t = exp_acc(-2.0 * abs(x));
+  const float r = (1.0 - t) / (1.0 + t);
+  return x < 0.0 ? -r : r;
+}
+
+// x · sigmoid(x). Below x = -88.7, e^-x overflows float32 while the result is
+// still a normal number (silu(-90) ~ -7e-38), so there x·e^x is formed as
+// -e^(x + ln|x|); the log's error is far inside the bound at that magnitude.
+float silu_acc(float x) {
+  if (x < -88.0) return -exp_acc(x + log(-x)) / (1.0 + exp_acc(x));
+  return x / (1.0 + exp_acc(-x));
+}

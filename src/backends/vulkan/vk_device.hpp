@@ -1,0 +1,66 @@
+// An opened Vulkan device: logical device, one compute queue, the memory
+// allocator, the shader pipelines (created on first use) and the cache of
+// recorded graphs.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/vulkan/vk_memory.hpp"
+#include "polyinfer/backend/abi.h"
+
+namespace polyinfer::vk {
+
+struct RecordedGraph;  // vk_graph.hpp
+
+struct Features {
+  bool subgroup_arith = false;  // subgroupAdd in compute shaders
+  uint32_t subgroup_size = 0;
+};
+
+struct PipelineKey {
+  std::string shader;
+  std::array<uint32_t, 2> spec{};
+  uint32_t n_spec = 0;
+  bool operator<(const PipelineKey& o) const {
+    return std::tie(shader, spec, n_spec) < std::tie(o.shader, o.spec, o.n_spec);
+  }
+};
+
+}  // namespace polyinfer::vk
+
+struct pi_device_s {
+  pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family);
+  ~pi_device_s();
+
+  VkPipeline pipeline(const polyinfer::vk::PipelineKey& key);  // throws VkError
+  // Waits for the queue to drain and drops every recorded graph (their
+  // descriptors name buffers that are about to go away).
+  void drop_recordings();
+
+  VkPhysicalDevice physical;
+  VkDevice device;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queue_family;
+  VkPhysicalDeviceLimits limits{};
+  polyinfer::vk::Features features;
+  std::unique_ptr<polyinfer::vk::Allocator> allocator;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
+  VkCommandPool command_pool = VK_NULL_HANDLE;
+  std::map<std::string, VkShaderModule> modules;
+  std::map<polyinfer::vk::PipelineKey, VkPipeline> pipelines;
+  std::unordered_map<std::string, std::shared_ptr<polyinfer::vk::RecordedGraph>> graphs;
+  std::string error;
+};
+
+struct pi_buffer_s {
+  pi_device dev;
+  polyinfer::vk::Allocation alloc;
+  uint64_t size;
+};

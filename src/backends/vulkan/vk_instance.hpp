@@ -1,0 +1,28 @@
+// The process-wide Vulkan instance (created on first use, never destroyed:
+// plugins are never unloaded) and what each physical device reports.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <string>
+#include <vector>
+
+#include "polyinfer/backend/abi.h"
+
+namespace polyinfer::vk {
+
+struct Instance {
+  VkInstance instance = VK_NULL_HANDLE;
+  std::vector<VkPhysicalDevice> devices;  // those reporting Vulkan >= 1.2
+  bool validation = false;                // POLYINFER_VULKAN_VALIDATION=1
+  std::string error;                      // why there is no instance, or ""
+};
+
+// The instance; on failure instance == VK_NULL_HANDLE and error says why.
+const Instance& instance();
+
+// Fills a pi_device_info for a physical device (kind, memory, ids).
+void describe_device(VkPhysicalDevice pd, pi_device_info* out);
+
+bool has_device_extension(VkPhysicalDevice pd, const char* name);
+
+}  // namespace polyinfer::vk

@@ -1,0 +1,64 @@
+// Device memory: large device-local blocks, each with one VkBuffer over all of
+// it, sub-allocated first-fit; a request too big for a block gets a block of
+// its own. Every pi_buffer is (block, offset, size), so descriptors bind the
+// block's VkBuffer and shaders add the offset.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace polyinfer::vk {
+
+struct Block {
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  uint64_t size = 0;
+  bool dedicated = false;
+  std::map<uint64_t, uint64_t> free;  // offset -> size of the free ranges
+};
+
+struct Allocation {
+  Block* block = nullptr;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+class Allocator {
+ public:
+  // before_release runs before a block's VkBuffer is destroyed (the device
+  // waits for idle and drops recorded command buffers that name it).
+  Allocator(VkPhysicalDevice pd, VkDevice dev, std::function<void()> before_release);
+  ~Allocator();
+  Allocator(const Allocator&) = delete;
+  Allocator& operator=(const Allocator&) = delete;
+
+  Allocation allocate(uint64_t size);  // throws VkError
+  void release(const Allocation& a);
+
+  // Host-visible, coherent memory for staging and node parameters.
+  struct HostBuffer {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    void* mapped = nullptr;
+    uint64_t size = 0;
+  };
+  HostBuffer create_host_buffer(uint64_t size, VkBufferUsageFlags usage);
+  void destroy_host_buffer(HostBuffer& b);
+
+ private:
+  std::unique_ptr<Block> create_block(uint64_t size, bool dedicated);
+  void destroy_block(Block* b);
+  uint32_t find_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) const;
+
+  VkDevice dev_;
+  VkPhysicalDeviceMemoryProperties props_{};
+  uint64_t block_size_;
+  std::function<void()> before_release_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+};
+
+}  // namespace polyinfer::vk

@@ -1,0 +1,36 @@
+// What each op needs from the device: whether a node is supported (types,
+// shapes and params only; buffers are never looked at), and if so which
+// shader, specialization constants, workgroup count and host-derived
+// parameters run it.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "polyinfer/backend/abi.h"
+
+namespace polyinfer::vk {
+
+// Node parameter words (shaders/common.glsl reads the same layout): 5 tensors
+// x 9 words (offset, ne[4], nb[4]), i[8] at 45, f[8] at 53, host-derived words at 61.
+constexpr uint32_t kParamWords = 80;
+constexpr uint32_t kExtraBase = 61;
+
+struct OpPlan {
+  const char* shader = nullptr;  // name in the embedded shader table
+  std::array<uint32_t, 2> spec{};
+  uint32_t n_spec = 0;
+  uint64_t groups = 0;  // workgroups of 64 invocations
+  std::array<uint32_t, kParamWords - kExtraBase> extra{};
+};
+
+// true and a plan if the Vulkan backend runs this node; false and a reason if not.
+bool plan_node(const pi_node& n, bool subgroup_arith, OpPlan* plan, std::string* why);
+
+const char* op_name(uint32_t op);
+
+// Bytes from a tensor's first byte to one past its last (for block types nb[0]
+// is the block size and ne[0] counts elements).
+uint64_t tensor_extent(const pi_tensor& t);
+
+}  // namespace polyinfer::vk

@@ -1,0 +1,183 @@
+#include "backends/vulkan/vk_stream.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backends/vulkan/vk_check.hpp"
+
+using polyinfer::vk::check;
+
+namespace {
+// Transfers go through staging chunks of at most this size, so a multi-GB
+// weight upload needs no staging copy of itself.
+constexpr uint64_t kChunk = 64ull << 20;
+// Staged uploads in flight before write() waits for the oldest ones.
+constexpr uint64_t kMaxStagingInFlight = 256ull << 20;
+constexpr size_t kMaxFreeStaging = 8;
+constexpr uint64_t kMinStaging = 64ull << 10;
+
+uint64_t staging_size(uint64_t need) {
+  uint64_t s = kMinStaging;
+  while (s < need) s *= 2;
+  return s;
+}
+}  // namespace
+
+pi_stream_s::~pi_stream_s() {
+  retire(true);
+  for (auto& b : free_staging_) dev->allocator->destroy_host_buffer(b);
+  for (VkFence f : free_fences_) vkDestroyFence(dev->device, f, nullptr);
+}
+
+VkFence pi_stream_s::acquire_fence() {
+  if (!free_fences_.empty()) {
+    VkFence f = free_fences_.back();
+    free_fences_.pop_back();
+    return f;
+  }
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence f = VK_NULL_HANDLE;
+  check(vkCreateFence(dev->device, &fi, nullptr, &f), "vkCreateFence");
+  return f;
+}
+
+polyinfer::vk::Allocator::HostBuffer pi_stream_s::acquire_staging(uint64_t size) {
+  auto best = free_staging_.end();
+  for (auto it = free_staging_.begin(); it != free_staging_.end(); ++it) {
+    if (it->size >= size && (best == free_staging_.end() || it->size < best->size)) best = it;
+  }
+  if (best != free_staging_.end()) {
+    auto b = *best;
+    free_staging_.erase(best);
+    return b;
+  }
+  return dev->allocator->create_host_buffer(
+      staging_size(size), VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+}
+
+VkCommandBuffer pi_stream_s::begin_one_shot() {
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = dev->command_pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  check(vkAllocateCommandBuffers(dev->device, &ai, &cmd), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
+  // Order after everything earlier on the queue (graphs writing what is read
+  // back, or reading what is about to be overwritten).
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
+                       1, &mb, 0, nullptr, 0, nullptr);
+  return cmd;
+}
+
+void pi_stream_s::submit(Pending p, VkCommandBuffer cmd) {
+  p.fence = acquire_fence();
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  const VkResult r = vkQueueSubmit(dev->queue, 1, &si, p.fence);
+  if (r != VK_SUCCESS) {
+    release(p);
+    check(r, "vkQueueSubmit");
+  }
+  staging_in_flight_ += p.staging.size;
+  pending_.push_back(std::move(p));
+}
+
+void pi_stream_s::release(Pending& p) {
+  if (p.fence) {
+    vkResetFences(dev->device, 1, &p.fence);
+    free_fences_.push_back(p.fence);
+  }
+  if (p.one_shot) vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &p.one_shot);
+  if (p.staging.buffer) {
+    staging_in_flight_ -= std::min(staging_in_flight_, p.staging.size);
+    if (free_staging_.size() < kMaxFreeStaging) {
+      free_staging_.push_back(p.staging);
+    } else {
+      dev->allocator->destroy_host_buffer(p.staging);
+    }
+  }
+  p.graph.reset();
+}
+
+void pi_stream_s::retire(bool wait_all) {
+  while (!pending_.empty()) {
+    Pending& p = pending_.front();
+    if (wait_all) {
+      const VkResult r = vkWaitForFences(dev->device, 1, &p.fence, VK_TRUE, UINT64_MAX);
+      if (r != VK_SUCCESS) check(r, "vkWaitForFences");
+    } else if (vkGetFenceStatus(dev->device, p.fence) != VK_SUCCESS) {
+      break;
+    }
+    release(p);
+    pending_.pop_front();
+  }
+}
+
+void pi_stream_s::write(pi_buffer buf, uint64_t offset, const void* src, uint64_t size) {
+  const auto* bytes = static_cast<const uint8_t*>(src);
+  for (uint64_t done = 0; done < size;) {
+    const uint64_t n = std::min(kChunk, size - done);
+    retire(false);
+    while (staging_in_flight_ + n > kMaxStagingInFlight && !pending_.empty()) {
+      Pending& p = pending_.front();
+      check(vkWaitForFences(dev->device, 1, &p.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+      retire(false);
+    }
+    Pending p;
+    p.staging = acquire_staging(n);
+    std::memcpy(p.staging.mapped, bytes + done, n);
+    VkCommandBuffer cmd = begin_one_shot();
+    p.one_shot = cmd;
+    const VkBufferCopy region{0, buf->alloc.offset + offset + done, n};
+    vkCmdCopyBuffer(cmd, p.staging.buffer, buf->alloc.block->buffer, 1, &region);
+    check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+    submit(std::move(p), cmd);
+    done += n;
+  }
+}
+
+void pi_stream_s::read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size) {
+  auto* bytes = static_cast<uint8_t*>(dst);
+  for (uint64_t done = 0; done < size;) {
+    const uint64_t n = std::min(kChunk, size - done);
+    Pending p;
+    p.staging = acquire_staging(n);
+    auto staging = p.staging;
+    VkCommandBuffer cmd = begin_one_shot();
+    p.one_shot = cmd;
+    const VkBufferCopy region{buf->alloc.offset + offset + done, 0, n};
+    vkCmdCopyBuffer(cmd, buf->alloc.block->buffer, p.staging.buffer, 1, &region);
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb,
+                         0, nullptr, 0, nullptr);
+    check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+    submit(std::move(p), cmd);
+    // Copy out before retiring: retiring may destroy the staging buffer.
+    check(vkWaitForFences(dev->device, 1, &pending_.back().fence, VK_TRUE, UINT64_MAX),
+          "vkWaitForFences");
+    std::memcpy(bytes + done, staging.mapped, n);
+    retire(true);
+    done += n;
+  }
+}
+
+void pi_stream_s::submit_graph(std::shared_ptr<polyinfer::vk::RecordedGraph> g) {
+  retire(false);
+  Pending p;
+  VkCommandBuffer cmd = g->cmd;
+  p.graph = std::move(g);
+  submit(std::move(p), cmd);
+}
+
+void pi_stream_s::sync() {
+  retire(true);
+}

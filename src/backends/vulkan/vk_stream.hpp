@@ -1,0 +1,46 @@
+// A stream: submissions to the device's queue, in order, each with a fence.
+// What a submission uses (staging memory, a one-shot command buffer, a
+// recorded graph) is kept until its fence signals, then recycled.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "backends/vulkan/vk_device.hpp"
+#include "backends/vulkan/vk_graph.hpp"
+
+struct pi_stream_s {
+  explicit pi_stream_s(pi_device d) : dev(d) {}
+  ~pi_stream_s();
+
+  // buffer_write: copies src into staging first, so the caller may reuse it at once.
+  void write(pi_buffer buf, uint64_t offset, const void* src, uint64_t size);
+  // buffer_read: returns when dst holds the bytes (after earlier work on the stream).
+  void read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size);
+  void submit_graph(std::shared_ptr<polyinfer::vk::RecordedGraph> g);
+  void sync();
+
+  pi_device dev;
+
+ private:
+  struct Pending {
+    VkFence fence = VK_NULL_HANDLE;
+    VkCommandBuffer one_shot = VK_NULL_HANDLE;
+    polyinfer::vk::Allocator::HostBuffer staging;
+    std::shared_ptr<polyinfer::vk::RecordedGraph> graph;
+  };
+  VkCommandBuffer begin_one_shot();
+  void submit(Pending p, VkCommandBuffer cmd);
+  void retire(bool wait_all);
+  void release(Pending& p);
+  polyinfer::vk::Allocator::HostBuffer acquire_staging(uint64_t size);
+  VkFence acquire_fence();
+
+  std::deque<Pending> pending_;
+  std::vector<polyinfer::vk::Allocator::HostBuffer> free_staging_;
+  std::vector<VkFence> free_fences_;
+  uint64_t staging_in_flight_ = 0;
+};

@@ -1,0 +1,225 @@
+// The Vulkan backend's plugin entry: the pi_backend_vtable over the pieces in
+// this folder. Every entry catches VkError (C++ never crosses the ABI) and
+// turns validation-layer errors raised during the call into PI_ERR_DEVICE.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vk_check.hpp"
+#include "backends/vulkan/vk_device.hpp"
+#include "backends/vulkan/vk_graph.hpp"
+#include "backends/vulkan/vk_instance.hpp"
+#include "backends/vulkan/vk_ops.hpp"
+#include "backends/vulkan/vk_stream.hpp"
+
+namespace polyinfer::vk {
+namespace {
+
+std::string g_open_error;
+
+// Runs f; a thrown VkError or a validation error becomes the status and the message.
+template <typename F>
+pi_status guarded(std::string& error, F&& f) {
+  pi_status st = PI_OK;
+  try {
+    f();
+  } catch (const VkError& e) {
+    error = e.what();
+    st = e.status;
+  } catch (const std::bad_alloc&) {
+    error = "out of host memory";
+    st = PI_ERR_OUT_OF_MEMORY;
+  }
+  const std::string v = take_validation_errors();
+  if (!v.empty()) {
+    error = st == PI_OK ? v : error + "; " + v;
+    return PI_ERR_DEVICE;
+  }
+  return st;
+}
+
+int probe(char* reason, size_t reason_len) {
+  const Instance& inst = instance();
+  if (inst.instance == VK_NULL_HANDLE || inst.devices.empty()) {
+    std::snprintf(reason, reason_len, "%s", inst.error.c_str());
+    return 0;
+  }
+  return 1;
+}
+
+int device_count() {
+  return static_cast<int>(instance().devices.size());
+}
+
+pi_status device_info(int index, pi_device_info* out) {
+  if (out == nullptr || index < 0 || index >= device_count()) return PI_ERR_INVALID;
+  describe_device(instance().devices[index], out);
+  return PI_OK;
+}
+
+// A queue family that runs compute shaders (transfers come with it).
+int compute_family(VkPhysicalDevice pd) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> fam(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, fam.data());
+  for (uint32_t i = 0; i < n; ++i)
+    if (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return static_cast<int>(i);
+  return -1;
+}
+
+// "subgroup=0" turns the subgroup paths off, so a device that has them can
+// also run (and test) the fallbacks. Other keys are for other backends.
+bool subgroup_option(const char* options) {
+  if (options == nullptr) return true;
+  const char* at = std::strstr(options, "subgroup=");
+  return at == nullptr || at[9] != '0';
+}
+
+pi_status device_open(int index, const char* options, pi_device* out) {
+  if (out == nullptr || index < 0 || index >= device_count()) {
+    g_open_error = "no Vulkan device " + std::to_string(index) + " (there are " +
+                   std::to_string(device_count()) + ")";
+    return PI_ERR_INVALID;
+  }
+  return guarded(g_open_error, [&] {
+    VkPhysicalDevice pd = instance().devices[index];
+    const int family = compute_family(pd);
+    if (family < 0) throw VkError(PI_ERR_UNSUPPORTED, "the device has no compute queue");
+    VkPhysicalDeviceFeatures f{};
+    vkGetPhysicalDeviceFeatures(pd, &f);
+    // Shaders index the array of storage buffers with a per-call slot number.
+    if (!f.shaderStorageBufferArrayDynamicIndexing)
+      throw VkError(PI_ERR_UNSUPPORTED, "the device lacks shaderStorageBufferArrayDynamicIndexing");
+    VkPhysicalDeviceFeatures enable{};
+    enable.shaderStorageBufferArrayDynamicIndexing = VK_TRUE;
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qi.queueFamilyIndex = static_cast<uint32_t>(family);
+    qi.queueCount = 1;
+    qi.pQueuePriorities = &priority;
+    VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    di.queueCreateInfoCount = 1;
+    di.pQueueCreateInfos = &qi;
+    di.pEnabledFeatures = &enable;
+    VkDevice device = VK_NULL_HANDLE;
+    check(vkCreateDevice(pd, &di, nullptr, &device), "vkCreateDevice");
+    try {
+      *out = new pi_device_s(pd, device, static_cast<uint32_t>(family));
+      if (!subgroup_option(options)) (*out)->features.subgroup_arith = false;
+    } catch (...) {
+      vkDestroyDevice(device, nullptr);
+      throw;
+    }
+  });
+}
+
+void device_close(pi_device dev) {
+  delete dev;
+  take_validation_errors();  // nothing can report them any more
+}
+
+const char* last_error(pi_device dev) {
+  return dev ? dev->error.c_str() : g_open_error.c_str();
+}
+
+pi_status buffer_alloc(pi_device dev, uint64_t size, pi_buffer* out) {
+  return guarded(dev->error, [&] {
+    auto* b = new pi_buffer_s{dev, {}, size};
+    try {
+      b->alloc = dev->allocator->allocate(size);
+    } catch (...) {
+      delete b;
+      throw;
+    }
+    *out = b;
+  });
+}
+
+pi_status buffer_wrap_host(pi_device dev, void*, uint64_t, pi_buffer*) {
+  dev->error = "the Vulkan backend does not wrap host memory; allocate and write instead";
+  return PI_ERR_UNSUPPORTED;
+}
+
+void buffer_free(pi_buffer buf) {
+  if (buf == nullptr) return;
+  pi_device dev = buf->dev;
+  guarded(dev->error, [&] { dev->allocator->release(buf->alloc); });
+  delete buf;
+}
+
+void* buffer_map(pi_buffer) {
+  return nullptr;
+}
+
+bool in_range(pi_buffer buf, uint64_t offset, uint64_t size) {
+  return offset <= buf->size && size <= buf->size - offset;
+}
+
+pi_status buffer_write(pi_stream s, pi_buffer buf, uint64_t offset, const void* src,
+                       uint64_t size) {
+  if (s == nullptr || buf == nullptr || (src == nullptr && size != 0)) return PI_ERR_INVALID;
+  if (!in_range(buf, offset, size)) {
+    s->dev->error = "buffer_write of " + std::to_string(size) + " bytes at " +
+                    std::to_string(offset) + " past the buffer's " + std::to_string(buf->size);
+    return PI_ERR_INVALID;
+  }
+  return guarded(s->dev->error, [&] { s->write(buf, offset, src, size); });
+}
+
+pi_status buffer_read(pi_stream s, pi_buffer buf, uint64_t offset, void* dst, uint64_t size) {
+  if (s == nullptr || buf == nullptr || (dst == nullptr && size != 0)) return PI_ERR_INVALID;
+  if (!in_range(buf, offset, size)) {
+    s->dev->error = "buffer_read of " + std::to_string(size) + " bytes at " +
+                    std::to_string(offset) + " past the buffer's " + std::to_string(buf->size);
+    return PI_ERR_INVALID;
+  }
+  return guarded(s->dev->error, [&] { s->read(buf, offset, dst, size); });
+}
+
+pi_status stream_create(pi_device dev, pi_stream* out) {
+  return guarded(dev->error, [&] { *out = new pi_stream_s(dev); });
+}
+
+void stream_destroy(pi_stream s) {
+  if (s == nullptr) return;
+  pi_device dev = s->dev;
+  guarded(dev->error, [&] { delete s; });
+}
+
+pi_status stream_sync(pi_stream s) {
+  return guarded(s->dev->error, [&] { s->sync(); });
+}
+
+int supports(pi_device dev, const pi_node* node) {
+  OpPlan plan;
+  std::string why;
+  return node != nullptr && plan_node(*node, dev->features.subgroup_arith, &plan, &why) ? 1 : 0;
+}
+
+pi_status graph_submit(pi_stream s, const pi_graph* graph) {
+  if (s == nullptr || graph == nullptr || (graph->nodes == nullptr && graph->n_nodes != 0))
+    return PI_ERR_INVALID;
+  if (graph->n_nodes == 0) return PI_OK;
+  pi_device dev = s->dev;
+  return guarded(dev->error, [&] {
+    const std::string sig = graph_signature(dev, *graph);
+    s->submit_graph(recorded_graph(dev, *graph, sig));
+  });
+}
+
+const pi_backend_vtable kVtable{
+    PI_ABI_VERSION, "vulkan",     probe,        device_count, device_info,
+    device_open,    device_close, last_error,   buffer_alloc, buffer_wrap_host,
+    buffer_free,    buffer_map,   buffer_write, buffer_read,  stream_create,
+    stream_destroy, stream_sync,  supports,     graph_submit,
+};
+
+}  // namespace
+}  // namespace polyinfer::vk
+
+extern "C" __attribute__((visibility("default"))) const pi_backend_vtable* polyinfer_backend_entry(
+    void) {
+  return &polyinfer::vk::kVtable;
+}
