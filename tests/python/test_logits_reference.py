@@ -90,6 +90,11 @@ def tolerance(wtype, cache):
 # --- running the tool ----------------------------------------------------------------------
 
 
+# The backend under test: every layer on it (POLYINFER_LOGITS_BACKEND, default cpu). The
+# tolerances are the CPU's, which rounds activations more than a GPU backend does.
+BACKEND = os.environ.get("POLYINFER_LOGITS_BACKEND", "cpu")
+
+
 @pytest.fixture(scope="session")
 def logits_tool(bin_dir):
     tool = bin_dir / "polyinfer-logits"
@@ -122,6 +127,8 @@ def run_logits(tool, model, tokens, out, *, n_gen=0, n_batch=None, cache=None, t
         cmd += ["--cache-type", cache]
     if threads is not None:
         cmd += ["-t", str(threads)]
+    if BACKEND != "cpu":
+        cmd += ["--backend", BACKEND, "--ngl", "all"]
     # Poison: a stale file from an earlier run must not pass for this run's output.
     pathlib.Path(out).write_bytes(b"stale")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
