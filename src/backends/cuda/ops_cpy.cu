@@ -28,21 +28,21 @@ __global__ void cpy_kernel(View s, uint32_t st, View d, uint32_t dt) {
     const uint8_t* in = row_flat(s, r);
     uint8_t* out = row_flat(d, r);
     if (dt == kQ8_0) {
-      for (int64_t blk = threadIdx.x; blk < s.ne[0] / 32; blk += blockDim.x) {
-        float v[32];
-        float amax = 0.0f;
-        for (int j = 0; j < 32; ++j) {
-          v[j] = load_elem(st, in, blk * 32 + j);
-          amax = fmaxf(amax, fabsf(v[j]));
-        }
+      // A warp per 32-block, a lane per value: the block's amax is a warp
+      // reduction and each lane stores its own code.
+      const int lane = threadIdx.x % 32;
+      for (int64_t blk = threadIdx.x / 32; blk < s.ne[0] / 32; blk += blockDim.x / 32) {
+        const float v = load_elem(st, in, blk * 32 + lane);
+        const float amax = warp_max(fabsf(v));
         const float scale = amax / 127.0f;
         const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
         uint8_t* b = out + blk * 34;
-        const uint16_t dh = __half_as_ushort(__float2half_rn(scale));
-        b[0] = static_cast<uint8_t>(dh & 0xff);
-        b[1] = static_cast<uint8_t>(dh >> 8);
-        for (int j = 0; j < 32; ++j)
-          b[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(rintf(v[j] * inv)));
+        b[2 + lane] = static_cast<uint8_t>(static_cast<int8_t>(rintf(v * inv)));
+        if (lane == 0) {
+          const uint16_t dh = __half_as_ushort(__float2half_rn(scale));
+          b[0] = static_cast<uint8_t>(dh & 0xff);
+          b[1] = static_cast<uint8_t>(dh >> 8);
+        }
       }
       continue;
     }

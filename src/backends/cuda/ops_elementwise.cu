@@ -10,8 +10,11 @@ namespace {
 enum class Ew : int { kAdd, kMul, kScale, kSilu, kGelu, kSwiglu };
 
 __device__ __forceinline__ float silu(float x) {
-  // expf(-x) overflows to inf for x < -88.7, which gives the right limit -0.
-  return x / (1.0f + expf(-x));
+  // For x < 0, x·e^x / (1 + e^x): e^-x would overflow to inf below x = -88.7
+  // and give 0 where the result is still a normal float (x = -90: -7.4e-38).
+  if (x >= 0.0f) return x / (1.0f + expf(-x));
+  const float e = expf(x);
+  return x * e / (1.0f + e);
 }
 
 __device__ __forceinline__ float gelu(float x) {
