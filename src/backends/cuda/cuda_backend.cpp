@@ -1,0 +1,291 @@
+// The CUDA plugin's vtable: devices, buffers (cudaMalloc), streams (one CUDA
+// stream, cuBLAS handle, scratch pool and graph cache each) and graph_submit,
+// which enqueues every node's kernels and returns without waiting.
+//
+// buffer_write copies from pageable host memory with cudaMemcpyAsync, which
+// returns once the source has been staged, so the caller may reuse it at once;
+// buffer_read returns when the destination is filled (after all earlier work
+// on the stream).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/cuda_probe.hpp"
+#include "backends/cuda/view.hpp"
+
+namespace polyinfer::cuda {
+namespace {
+
+const OpImpl* const kOps[PI_OP_COUNT] = {
+    &kOpGetRows, &kOpRmsNorm,   &kOpNorm, &kOpMulMat, &kOpAdd,    &kOpMul, &kOpScale,  &kOpRope,
+    &kOpSoftMax, &kOpFlashAttn, &kOpSilu, &kOpGelu,   &kOpSwiglu, &kOpCpy, &kOpArgmax,
+};
+
+const char* const kOpNames[PI_OP_COUNT] = {
+    "GET_ROWS", "RMS_NORM",   "NORM", "MUL_MAT", "ADD",    "MUL", "SCALE",  "ROPE",
+    "SOFT_MAX", "FLASH_ATTN", "SILU", "GELU",    "SWIGLU", "CPY", "ARGMAX",
+};
+
+// cuBLAS's workspace per stream, set explicitly so that a captured GEMM
+// allocates nothing.
+constexpr size_t kCublasWorkspace = size_t{32} << 20;
+
+std::string g_open_error;
+
+pi_status fail(pi_device dev, pi_status s, const std::string& what) {
+  if (dev != nullptr) dev->error = what;
+  return s;
+}
+
+pi_status cuda_fail(pi_device dev, const char* call, cudaError_t e) {
+  cudaGetLastError();
+  return fail(dev, e == cudaErrorMemoryAllocation ? PI_ERR_OUT_OF_MEMORY : PI_ERR_DEVICE,
+              std::string("CUDA backend: ") + call + ": " + cudaGetErrorString(e));
+}
+
+bool option_off(const char* options, const char* key) {
+  if (options == nullptr) return false;
+  const char* at = std::strstr(options, key);
+  return at != nullptr && at[std::strlen(key)] == '0';
+}
+
+pi_status device_open(int index, const char* options, pi_device* out) {
+  if (out == nullptr || index < 0 || index >= device_count()) {
+    g_open_error = "CUDA backend: no device " + std::to_string(index);
+    return PI_ERR_INVALID;
+  }
+  cudaDeviceProp p{};
+  if (cudaError_t e = cudaGetDeviceProperties(&p, index); e != cudaSuccess) {
+    g_open_error = std::string("CUDA backend: cudaGetDeviceProperties: ") + cudaGetErrorString(e);
+    return PI_ERR_DEVICE;
+  }
+  auto* dev = new pi_device_s;
+  dev->index = index;
+  dev->sm_count = p.multiProcessorCount;
+  const char* env = std::getenv("POLYINFER_CUDA_GRAPHS");
+  dev->graphs = !option_off(options, "graphs=") && !(env != nullptr && env[0] == '0');
+  *out = dev;
+  return PI_OK;
+}
+
+void device_close(pi_device dev) {
+  delete dev;
+}
+
+const char* last_error(pi_device dev) {
+  return dev ? dev->error.c_str() : g_open_error.c_str();
+}
+
+pi_status buffer_alloc(pi_device dev, uint64_t size, pi_buffer* out) {
+  cudaSetDevice(dev->index);
+  void* p = nullptr;
+  if (cudaError_t e = cudaMalloc(&p, size == 0 ? 1 : size); e != cudaSuccess) {
+    cudaGetLastError();
+    return fail(
+        dev, PI_ERR_OUT_OF_MEMORY,
+        "CUDA backend: cudaMalloc of " + std::to_string(size) + " bytes: " + cudaGetErrorString(e));
+  }
+  *out = new pi_buffer_s{dev, static_cast<uint8_t*>(p), size};
+  return PI_OK;
+}
+
+pi_status buffer_wrap_host(pi_device dev, void*, uint64_t, pi_buffer*) {
+  return fail(dev, PI_ERR_UNSUPPORTED,
+              "CUDA backend: buffers are device memory; host memory is not wrapped");
+}
+
+void buffer_free(pi_buffer buf) {
+  if (buf == nullptr) return;
+  cudaFree(buf->ptr);
+  delete buf;
+}
+
+void* buffer_map(pi_buffer) {
+  return nullptr;
+}
+
+pi_status check_range(pi_buffer buf, uint64_t offset, uint64_t size) {
+  if (offset > buf->size || size > buf->size - offset) {
+    return fail(buf->dev, PI_ERR_INVALID,
+                "CUDA backend: " + std::to_string(size) + " bytes at offset " +
+                    std::to_string(offset) + " exceed a buffer of " + std::to_string(buf->size));
+  }
+  return PI_OK;
+}
+
+pi_status buffer_write(pi_stream s, pi_buffer buf, uint64_t offset, const void* src,
+                       uint64_t size) {
+  if (pi_status st = check_range(buf, offset, size); st != PI_OK) return st;
+  if (cudaError_t e =
+          cudaMemcpyAsync(buf->ptr + offset, src, size, cudaMemcpyHostToDevice, s->stream);
+      e != cudaSuccess) {
+    return cuda_fail(s->dev, "cudaMemcpyAsync to device", e);
+  }
+  return PI_OK;
+}
+
+pi_status buffer_read(pi_stream s, pi_buffer buf, uint64_t offset, void* dst, uint64_t size) {
+  if (pi_status st = check_range(buf, offset, size); st != PI_OK) return st;
+  if (cudaError_t e =
+          cudaMemcpyAsync(dst, buf->ptr + offset, size, cudaMemcpyDeviceToHost, s->stream);
+      e != cudaSuccess) {
+    return cuda_fail(s->dev, "cudaMemcpyAsync to host", e);
+  }
+  if (cudaError_t e = cudaStreamSynchronize(s->stream); e != cudaSuccess) {
+    return cuda_fail(s->dev, "cudaStreamSynchronize", e);
+  }
+  return PI_OK;
+}
+
+void stream_destroy(pi_stream s) {
+  if (s == nullptr) return;
+  if (s->stream) cudaStreamSynchronize(s->stream);
+  if (s->cublas) cublasDestroy(s->cublas);
+  if (s->cublas_workspace) cudaFree(s->cublas_workspace);
+  if (s->stream) cudaStreamDestroy(s->stream);
+  delete s;
+}
+
+pi_status stream_create(pi_device dev, pi_stream* out) {
+  cudaSetDevice(dev->index);
+  auto* s = new pi_stream_s;
+  s->dev = dev;
+  if (cudaError_t e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
+      e != cudaSuccess) {
+    delete s;
+    return cuda_fail(dev, "cudaStreamCreate", e);
+  }
+  if (cudaError_t e = cudaMalloc(&s->cublas_workspace, kCublasWorkspace); e != cudaSuccess) {
+    stream_destroy(s);
+    return cuda_fail(dev, "cudaMalloc (cuBLAS workspace)", e);
+  }
+  if (cublasCreate(&s->cublas) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetStream(s->cublas, s->stream) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetWorkspace(s->cublas, s->cublas_workspace, kCublasWorkspace) !=
+          CUBLAS_STATUS_SUCCESS) {
+    stream_destroy(s);
+    return fail(dev, PI_ERR_DEVICE, "CUDA backend: cuBLAS initialisation failed");
+  }
+  *out = s;
+  return PI_OK;
+}
+
+pi_status stream_sync(pi_stream s) {
+  if (cudaError_t e = cudaStreamSynchronize(s->stream); e != cudaSuccess) {
+    return cuda_fail(s->dev, "cudaStreamSynchronize", e);
+  }
+  return PI_OK;
+}
+
+int supports(pi_device, const pi_node* node) {
+  return node->op < PI_OP_COUNT && kOps[node->op]->supports(*node) ? 1 : 0;
+}
+
+View view_of(const pi_tensor& t) {
+  View v{};
+  v.data = t.buffer ? t.buffer->ptr + t.offset : nullptr;
+  for (int d = 0; d < 4; ++d) {
+    v.ne[d] = t.ne[d];
+    v.nb[d] = static_cast<int64_t>(t.nb[d]);
+  }
+  return v;
+}
+
+// Enqueues every node's kernels on the stream; nullptr or what failed.
+std::string enqueue(pi_stream s, const pi_graph& g) {
+  for (uint32_t i = 0; i < g.n_nodes; ++i) {
+    const pi_node& n = g.nodes[i];
+    View src[PI_MAX_SRC];
+    for (int j = 0; j < PI_MAX_SRC; ++j) src[j] = view_of(n.src[j]);
+    const View dst = view_of(n.dst);
+    const LaunchContext c{
+        n, src, dst, s->stream, s->scratch.data(), s->scratch.size(), s->cublas, s->dev->sm_count};
+    if (const char* e = kOps[n.op]->launch(c)) return std::string(kOpNames[n.op]) + ": " + e;
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+      return std::string(kOpNames[n.op]) + " launch: " + cudaGetErrorString(e);
+    }
+  }
+  return {};
+}
+
+pi_status graph_submit(pi_stream s, const pi_graph* graph) {
+  pi_device dev = s->dev;
+  size_t scratch = 0;
+  for (uint32_t i = 0; i < graph->n_nodes; ++i) {
+    const pi_node& n = graph->nodes[i];
+    if (!supports(dev, &n)) {
+      return fail(dev, PI_ERR_UNSUPPORTED,
+                  "CUDA backend: node " + std::to_string(i) + " (" +
+                      (n.op < PI_OP_COUNT ? kOpNames[n.op] : "unknown op") +
+                      ") has types or shapes it does not support");
+    }
+    const size_t need = kOps[n.op]->scratch(n);
+    scratch = need > scratch ? need : scratch;
+  }
+  cudaSetDevice(dev->index);
+  bool moved = false;
+  if (cudaError_t e = s->scratch.reserve(scratch, s->stream, &moved); e != cudaSuccess) {
+    return cuda_fail(dev, "cudaMalloc (scratch)", e);
+  }
+  if (moved) s->graphs.clear();
+  if (!dev->graphs) {
+    const std::string err = enqueue(s, *graph);
+    return err.empty() ? PI_OK : fail(dev, PI_ERR_DEVICE, "CUDA backend: " + err);
+  }
+  const GraphKeys keys = graph_keys(*graph);
+  cudaGraphExec_t exec = nullptr;
+  switch (s->graphs.lookup(keys, &exec)) {
+    case GraphCache::Action::kReplay:
+      if (cudaError_t e = cudaGraphLaunch(exec, s->stream); e != cudaSuccess)
+        return cuda_fail(dev, "cudaGraphLaunch", e);
+      return PI_OK;
+    case GraphCache::Action::kEager: {
+      const std::string err = enqueue(s, *graph);
+      return err.empty() ? PI_OK : fail(dev, PI_ERR_DEVICE, "CUDA backend: " + err);
+    }
+    case GraphCache::Action::kCapture:
+      break;
+  }
+  if (cudaError_t e = cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal);
+      e != cudaSuccess) {
+    return cuda_fail(dev, "cudaStreamBeginCapture", e);
+  }
+  const std::string err = enqueue(s, *graph);
+  cudaGraph_t captured = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(s->stream, &captured);
+  if (!err.empty() || end != cudaSuccess) {
+    if (captured) cudaGraphDestroy(captured);
+    cudaGetLastError();
+    return fail(
+        dev, PI_ERR_DEVICE,
+        "CUDA backend: capture: " + (err.empty() ? std::string(cudaGetErrorString(end)) : err));
+  }
+  cudaError_t e = cudaSuccess;
+  exec = s->graphs.install(keys, captured, &e);
+  cudaGraphDestroy(captured);
+  if (exec == nullptr) return cuda_fail(dev, "cudaGraphInstantiate", e);
+  if (e = cudaGraphLaunch(exec, s->stream); e != cudaSuccess)
+    return cuda_fail(dev, "cudaGraphLaunch", e);
+  return PI_OK;
+}
+
+const pi_backend_vtable kVtable{
+    PI_ABI_VERSION, "cuda",       probe,        device_count, device_info,
+    device_open,    device_close, last_error,   buffer_alloc, buffer_wrap_host,
+    buffer_free,    buffer_map,   buffer_write, buffer_read,  stream_create,
+    stream_destroy, stream_sync,  supports,     graph_submit,
+};
+
+}  // namespace
+}  // namespace polyinfer::cuda
+
+extern "C" __attribute__((visibility("default"))) const pi_backend_vtable* polyinfer_backend_entry(
+    void) {
+  return &polyinfer::cuda::kVtable;
+}

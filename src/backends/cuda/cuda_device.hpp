@@ -1,0 +1,35 @@
+// The objects behind the opaque handles of the ABI: an opened device, a
+// buffer (device memory plus its size), a stream with its own cuBLAS handle,
+// scratch pool and graph cache.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "backends/cuda/graph_cache.hpp"
+#include "backends/cuda/scratch_pool.hpp"
+#include "polyinfer/backend/abi.h"
+
+struct pi_device_s {
+  int index = 0;
+  int sm_count = 0;
+  bool graphs = true;  // capture and replay repeated submits (option graphs=0 turns it off)
+  std::string error;
+};
+
+struct pi_buffer_s {
+  pi_device dev;
+  uint8_t* ptr;
+  uint64_t size;
+};
+
+struct pi_stream_s {
+  pi_device dev;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+  void* cublas_workspace = nullptr;
+  polyinfer::cuda::ScratchPool scratch;
+  polyinfer::cuda::GraphCache graphs;
+};

@@ -1,0 +1,19 @@
+// The decode path of MUL_MAT: matrix-vector products over weights in their
+// stored format (no dequantized copy), for a few activation columns.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "backends/cuda/cuda_common.cuh"
+
+namespace polyinfer::cuda {
+
+// Columns per pass of the matrix-vector kernel: up to this many activation
+// columns share one read of the weights.
+constexpr int kMaxVecCols = 8;
+
+// dst[n, m, b2, b3] = Σ_k W[k, n, b2/r2, b3/r3] · A[k, m, b2, b3] for every m
+// (in passes of kMaxVecCols columns).
+void launch_matvec(const View& w, uint32_t type, const View& a, const View& d, cudaStream_t stream);
+
+}  // namespace polyinfer::cuda

@@ -1,0 +1,90 @@
+// CPY between F32, F16, BF16 and Q8_0 (how K and V enter the KV cache), any
+// row strides. One block per row; to Q8_0 one thread per 32-block.
+#include "backends/cuda/cuda_common.cuh"
+#include "backends/cuda/cuda_ops.hpp"
+
+namespace polyinfer::cuda {
+namespace {
+
+__device__ __forceinline__ float load_elem(uint32_t type, const uint8_t* row, int64_t i) {
+  switch (type) {
+    case kF32:
+      return reinterpret_cast<const float*>(row)[i];
+    case kF16:
+      return f16_bits_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
+    case kBF16:
+      return bf16_bits_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
+    default: {  // Q8_0
+      const uint8_t* b = row + (i / 32) * 34;
+      const float d = f16_bits_to_f32(*reinterpret_cast<const uint16_t*>(b));
+      return d * static_cast<float>(static_cast<int8_t>(b[2 + i % 32]));
+    }
+  }
+}
+
+__global__ void cpy_kernel(View s, uint32_t st, View d, uint32_t dt) {
+  const int64_t rows = s.ne[1] * s.ne[2] * s.ne[3];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const uint8_t* in = row_flat(s, r);
+    uint8_t* out = row_flat(d, r);
+    if (dt == kQ8_0) {
+      // A warp per 32-block, a lane per value: the block's amax is a warp
+      // reduction and each lane stores its own code.
+      const int lane = threadIdx.x % 32;
+      for (int64_t blk = threadIdx.x / 32; blk < s.ne[0] / 32; blk += blockDim.x / 32) {
+        const float v = load_elem(st, in, blk * 32 + lane);
+        const float amax = warp_max(fabsf(v));
+        const float scale = amax / 127.0f;
+        const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+        uint8_t* b = out + blk * 34;
+        b[2 + lane] = static_cast<uint8_t>(static_cast<int8_t>(rintf(v * inv)));
+        if (lane == 0) {
+          const uint16_t dh = __half_as_ushort(__float2half_rn(scale));
+          b[0] = static_cast<uint8_t>(dh & 0xff);
+          b[1] = static_cast<uint8_t>(dh >> 8);
+        }
+      }
+      continue;
+    }
+    for (int64_t i = threadIdx.x; i < s.ne[0]; i += blockDim.x) {
+      const float v = load_elem(st, in, i);
+      if (dt == kF32) {
+        reinterpret_cast<float*>(out)[i] = v;
+      } else if (dt == kF16) {
+        reinterpret_cast<uint16_t*>(out)[i] = __half_as_ushort(__float2half_rn(v));
+      } else {
+        reinterpret_cast<uint16_t*>(out)[i] = f32_to_bf16_bits(v);
+      }
+    }
+  }
+}
+
+bool cpy_type(uint32_t t) {
+  return t == kF32 || t == kF16 || t == kBF16 || t == kQ8_0;
+}
+
+bool supports_cpy(const pi_node& n) {
+  const pi_tensor &s = n.src[0], &d = n.dst;
+  if (!cpy_type(s.type) || !cpy_type(d.type) || !same_shape(s, d)) return false;
+  for (const pi_tensor* t : {&s, &d}) {
+    const TypeSize ts = type_size(t->type);
+    if (t->nb[0] != static_cast<uint64_t>(ts.bytes) || t->ne[0] % ts.block != 0) return false;
+    const uint64_t a = t->type == kF32 ? 4 : 2;
+    if (t->offset % a != 0 || t->nb[1] % a != 0 || t->nb[2] % a != 0 || t->nb[3] % a != 0)
+      return false;
+  }
+  return true;
+}
+
+const char* launch_cpy(const LaunchContext& c) {
+  const int64_t rows = nrows(c.node.src[0]);
+  cpy_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), 128, 0, c.stream>>>(
+      c.src[0], c.node.src[0].type, c.dst, c.node.dst.type);
+  return nullptr;
+}
+
+}  // namespace
+
+const OpImpl kOpCpy{supports_cpy, no_scratch, launch_cpy};
+
+}  // namespace polyinfer::cuda

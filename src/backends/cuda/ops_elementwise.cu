@@ -1,0 +1,104 @@
+// Element-wise ops: ADD and MUL (with broadcast of src1), SCALE, SILU, GELU,
+// SWIGLU. One kernel walks rows (block-strided) and the elements of a row
+// (thread-strided), so any row strides work and row i0 reads stay coalesced.
+#include "backends/cuda/cuda_common.cuh"
+#include "backends/cuda/cuda_ops.hpp"
+
+namespace polyinfer::cuda {
+namespace {
+
+enum class Ew : int { kAdd, kMul, kScale, kSilu, kGelu, kSwiglu };
+
+__device__ __forceinline__ float silu(float x) {
+  // For x < 0, x·e^x / (1 + e^x): e^-x would overflow to inf below x = -88.7
+  // and give 0 where the result is still a normal float (x = -90: -7.4e-38).
+  if (x >= 0.0f) return x / (1.0f + expf(-x));
+  const float e = expf(x);
+  return x * e / (1.0f + e);
+}
+
+__device__ __forceinline__ float gelu(float x) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
+}
+
+__global__ void ew_kernel(Ew op, View a, View b, View d, float s) {
+  const int64_t rows = a.ne[1] * a.ne[2] * a.ne[3];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t i1 = r % a.ne[1], i2 = (r / a.ne[1]) % a.ne[2], i3 = r / (a.ne[1] * a.ne[2]);
+    const float* x = reinterpret_cast<const float*>(row_at(a, i1, i2, i3));
+    float* y = reinterpret_cast<float*>(row_at(d, i1, i2, i3));
+    const float* z = nullptr;
+    if (op == Ew::kAdd || op == Ew::kMul || op == Ew::kSwiglu) {
+      z = reinterpret_cast<const float*>(row_at(b, i1 % b.ne[1], i2 % b.ne[2], i3 % b.ne[3]));
+    }
+    for (int64_t i = threadIdx.x; i < a.ne[0]; i += blockDim.x) {
+      const float v = x[i];
+      float out;
+      switch (op) {
+        case Ew::kAdd:
+          out = v + z[i % b.ne[0]];
+          break;
+        case Ew::kMul:
+          out = v * z[i % b.ne[0]];
+          break;
+        case Ew::kScale:
+          out = v * s;
+          break;
+        case Ew::kSilu:
+          out = silu(v);
+          break;
+        case Ew::kGelu:
+          out = gelu(v);
+          break;
+        default:
+          out = silu(v) * z[i];
+          break;
+      }
+      y[i] = out;
+    }
+  }
+}
+
+const char* launch(const LaunchContext& c, Ew op) {
+  const int64_t rows = c.dst.ne[1] * c.dst.ne[2] * c.dst.ne[3];
+  const int threads = c.dst.ne[0] >= 256 ? 256 : (c.dst.ne[0] >= 64 ? 64 : 32);
+  const unsigned grid = static_cast<unsigned>(rows < 65536 ? rows : 65536);
+  ew_kernel<<<grid, threads, 0, c.stream>>>(op, c.src[0], c.src[1], c.dst, c.node.f[0]);
+  return nullptr;
+}
+
+bool supports_binary(const pi_node& n) {
+  const pi_tensor &a = n.src[0], &b = n.src[1];
+  if (!is_f32_rows(a) || !is_f32_rows(b) || !is_f32_rows(n.dst) || !same_shape(a, n.dst))
+    return false;
+  for (int d = 0; d < 4; ++d) {
+    if (b.ne[d] <= 0 || a.ne[d] % b.ne[d] != 0) return false;
+  }
+  return true;
+}
+
+bool supports_unary(const pi_node& n) {
+  return is_f32_rows(n.src[0]) && is_f32_rows(n.dst) && same_shape(n.src[0], n.dst);
+}
+
+bool supports_swiglu(const pi_node& n) {
+  return supports_unary(n) && is_f32_rows(n.src[1]) && same_shape(n.src[0], n.src[1]);
+}
+
+}  // namespace
+
+const OpImpl kOpAdd{supports_binary, no_scratch,
+                    [](const LaunchContext& c) { return launch(c, Ew::kAdd); }};
+const OpImpl kOpMul{supports_binary, no_scratch,
+                    [](const LaunchContext& c) { return launch(c, Ew::kMul); }};
+const OpImpl kOpScale{supports_unary, no_scratch,
+                      [](const LaunchContext& c) { return launch(c, Ew::kScale); }};
+const OpImpl kOpSilu{supports_unary, no_scratch,
+                     [](const LaunchContext& c) { return launch(c, Ew::kSilu); }};
+const OpImpl kOpGelu{supports_unary, no_scratch,
+                     [](const LaunchContext& c) { return launch(c, Ew::kGelu); }};
+const OpImpl kOpSwiglu{supports_swiglu, no_scratch,
+                       [](const LaunchContext& c) { return launch(c, Ew::kSwiglu); }};
+
+}  // namespace polyinfer::cuda

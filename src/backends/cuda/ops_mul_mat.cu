@@ -1,0 +1,154 @@
+// MUL_MAT: the decode path (few activation columns: matvec.cu, weights read
+// in their stored format) or the prefill path: tensor-core GEMM through
+// cuBLAS with float32 accumulation. For prefill, F16 and BF16 weights are
+// used in place with activations rounded to the weight's format; quantized
+// weights are dequantized to F16 in tiles of rows into scratch (the model
+// keeps no dequantized copy); F32 weights run a float32 GEMM.
+#include <algorithm>
+
+#include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/matvec.hpp"
+#include "backends/cuda/quant_decode.cuh"
+
+namespace polyinfer::cuda {
+namespace {
+
+// Weight rows dequantized per GEMM call: bounds scratch at kTileBytes.
+constexpr size_t kTileBytes = size_t{64} << 20;
+constexpr size_t kAlign = 256;
+
+size_t align_up(size_t x) {
+  return (x + kAlign - 1) / kAlign * kAlign;
+}
+
+bool is_plain(uint32_t t) {
+  return t == kF32 || t == kF16 || t == kBF16;
+}
+
+int64_t tile_rows(const pi_tensor& w) {
+  const int64_t per_row = w.ne[0] * 2;
+  const int64_t rows = std::max<int64_t>(256, static_cast<int64_t>(kTileBytes) / per_row);
+  return std::min<int64_t>(rows, w.ne[1]);
+}
+
+// Activation columns converted to the GEMM's 16-bit format, contiguous [K, M].
+__global__ void act_to_16(View a, int64_t b2, int64_t b3, bool bf16, uint16_t* out) {
+  const int64_t k = a.ne[0], total = a.ne[0] * a.ne[1];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float v = reinterpret_cast<const float*>(row_at(a, i / k, b2, b3))[i % k];
+    out[i] = bf16 ? f32_to_bf16_bits(v) : __half_as_ushort(__float2half_rn(v));
+  }
+}
+
+// Rows [n0, n0 + rows) of a quantized weight to F16, contiguous [K, rows].
+__global__ void dequant_to_f16(View w, uint32_t type, int64_t n0, int64_t rows, int64_t wb2,
+                               int64_t wb3, __half* out) {
+  const int64_t chunks = w.ne[0] / 8, total = chunks * rows;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / chunks, ch = i % chunks;
+    float v[8];
+    decode8(type, row_at(w, n0 + r, wb2, wb3), ch, v);
+    __half2* o = reinterpret_cast<__half2*>(out + r * w.ne[0] + 8 * ch);
+    for (int e = 0; e < 4; ++e) o[e] = __floats2half2_rn(v[2 * e], v[2 * e + 1]);
+  }
+}
+
+bool supports_mul_mat(const pi_node& n) {
+  const pi_tensor &w = n.src[0], &a = n.src[1], &d = n.dst;
+  const TypeSize ts = type_size(w.type);
+  if (ts.block == 0 || !is_f32_rows(a) || !is_f32_rows(d) || !rows_aligned(w)) return false;
+  const int64_t k = w.ne[0];
+  if (k <= 0 || k % ts.block != 0 || w.nb[0] != static_cast<uint64_t>(ts.bytes)) return false;
+  if (a.ne[2] * a.ne[3] > 65535) return false;  // matvec grid y
+  // The GEMM path reads F16/BF16 weights with leading dimension nb[1]/2.
+  if ((w.type == kF16 || w.type == kBF16) && w.nb[1] % 2 != 0) return false;
+  return a.ne[0] == k && d.ne[0] == w.ne[1] && d.ne[1] == a.ne[1] && d.ne[2] == a.ne[2] &&
+         d.ne[3] == a.ne[3] && w.ne[2] > 0 && w.ne[3] > 0 && a.ne[2] % w.ne[2] == 0 &&
+         a.ne[3] % w.ne[3] == 0;
+}
+
+bool use_gemm(const pi_node& n) {
+  return n.src[1].ne[1] > kMaxVecCols;
+}
+
+size_t mul_mat_scratch(const pi_node& n) {
+  if (!use_gemm(n)) return 0;
+  const pi_tensor &w = n.src[0], &a = n.src[1];
+  if (w.type == kF32) return 0;
+  size_t bytes = align_up(static_cast<size_t>(a.ne[0] * a.ne[1]) * 2);
+  if (!is_plain(w.type)) bytes += align_up(static_cast<size_t>(tile_rows(w) * w.ne[0]) * 2);
+  return bytes;
+}
+
+const char* cublas_error(cublasStatus_t s) {
+  return s == CUBLAS_STATUS_SUCCESS ? nullptr : "cuBLAS GEMM failed";
+}
+
+const char* launch_gemm(const LaunchContext& c) {
+  const pi_node& n = c.node;
+  const pi_tensor& w = n.src[0];
+  const View &vw = c.src[0], &va = c.src[1], &vd = c.dst;
+  const int64_t k = w.ne[0], big_n = w.ne[1], m = va.ne[1];
+  const int64_t r2 = va.ne[2] / vw.ne[2], r3 = va.ne[3] / vw.ne[3];
+  const float one = 1.0f, zero = 0.0f;
+  const int ldd = static_cast<int>(vd.nb[1] / 4);
+  const bool bf16 = w.type == kBF16;
+  uint16_t* act16 = reinterpret_cast<uint16_t*>(c.scratch);
+  __half* tile = reinterpret_cast<__half*>(c.scratch + align_up(static_cast<size_t>(k * m) * 2));
+  const int64_t trows = tile_rows(w);
+  for (int64_t b3 = 0; b3 < va.ne[3]; ++b3) {
+    for (int64_t b2 = 0; b2 < va.ne[2]; ++b2) {
+      const uint8_t* wbase = vw.data + (b2 / r2) * vw.nb[2] + (b3 / r3) * vw.nb[3];
+      const uint8_t* abase = va.data + b2 * va.nb[2] + b3 * va.nb[3];
+      uint8_t* dbase = vd.data + b2 * vd.nb[2] + b3 * vd.nb[3];
+      cublasStatus_t st;
+      if (w.type == kF32) {
+        // Plain float32 (CUBLAS_COMPUTE_32F, no TF32): the F32 tolerance.
+        st = cublasGemmEx(c.cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(big_n),
+                          static_cast<int>(m), static_cast<int>(k), &one, wbase, CUDA_R_32F,
+                          static_cast<int>(vw.nb[1] / 4), abase, CUDA_R_32F,
+                          static_cast<int>(va.nb[1] / 4), &zero, dbase, CUDA_R_32F, ldd,
+                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        if (const char* e = cublas_error(st)) return e;
+        continue;
+      }
+      act_to_16<<<grid_for(k * m, 256), 256, 0, c.stream>>>(va, b2, b3, bf16, act16);
+      const cudaDataType_t wt = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+      if (is_plain(w.type)) {
+        st = cublasGemmEx(c.cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(big_n),
+                          static_cast<int>(m), static_cast<int>(k), &one, wbase, wt,
+                          static_cast<int>(vw.nb[1] / 2), act16, wt, static_cast<int>(k), &zero,
+                          dbase, CUDA_R_32F, ldd, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        if (const char* e = cublas_error(st)) return e;
+        continue;
+      }
+      for (int64_t n0 = 0; n0 < big_n; n0 += trows) {
+        const int64_t rows = std::min(trows, big_n - n0);
+        dequant_to_f16<<<grid_for(rows * (k / 8), 256), 256, 0, c.stream>>>(vw, w.type, n0, rows,
+                                                                            b2 / r2, b3 / r3, tile);
+        st = cublasGemmEx(c.cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows),
+                          static_cast<int>(m), static_cast<int>(k), &one, tile, CUDA_R_16F,
+                          static_cast<int>(k), act16, CUDA_R_16F, static_cast<int>(k), &zero,
+                          dbase + n0 * 4, CUDA_R_32F, ldd, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        if (const char* e = cublas_error(st)) return e;
+      }
+    }
+  }
+  return nullptr;
+}
+
+const char* launch_mul_mat(const LaunchContext& c) {
+  if (!use_gemm(c.node)) {
+    launch_matvec(c.src[0], c.node.src[0].type, c.src[1], c.dst, c.stream);
+    return nullptr;
+  }
+  return launch_gemm(c);
+}
+
+}  // namespace
+
+const OpImpl kOpMulMat{supports_mul_mat, mul_mat_scratch, launch_mul_mat};
+
+}  // namespace polyinfer::cuda
