@@ -28,12 +28,15 @@ __global__ void cpy_kernel(View s, uint32_t st, View d, uint32_t dt) {
     const uint8_t* in = row_flat(s, r);
     uint8_t* out = row_flat(d, r);
     if (dt == kQ8_0) {
-      // A warp per 32-block, a lane per value: the block's amax is a warp
-      // reduction and each lane stores its own code.
+      // A warp per 32-block, a lane per value. Each lane finds the block's amax
+      // itself (32 loads the warp shares through L1): on the H200 the shuffle
+      // reduction here left a block's largest value out of amax in 4 of 30
+      // blocks (conformance, 2026-11-21), cause not found.
       const int lane = threadIdx.x % 32;
       for (int64_t blk = threadIdx.x / 32; blk < s.ne[0] / 32; blk += blockDim.x / 32) {
         const float v = load_elem(st, in, blk * 32 + lane);
-        const float amax = warp_max(fabsf(v));
+        float amax = 0.0f;
+        for (int j = 0; j < 32; ++j) amax = fmaxf(amax, fabsf(load_elem(st, in, blk * 32 + j)));
         const float scale = amax / 127.0f;
         const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
         uint8_t* b = out + blk * 34;
