@@ -69,6 +69,10 @@ bool cpy_type(uint32_t t) {
 bool supports_cpy(const pi_node& n) {
   const pi_tensor &s = n.src[0], &d = n.dst;
   if (!cpy_type(s.type) || !cpy_type(d.type) || !same_shape(s, d)) return false;
+  // To Q8_0 the kernel gave wrong block scales on the H200 in 4 of 30 conformance
+  // blocks (2026-11-21, cause not found): refused, so the host quantizes on the CPU
+  // and copies the result into the KV cache.
+  if (d.type == kQ8_0) return false;
   for (const pi_tensor* t : {&s, &d}) {
     const TypeSize ts = type_size(t->type);
     if (t->nb[0] != static_cast<uint64_t>(ts.bytes) || t->ne[0] % ts.block != 0) return false;
