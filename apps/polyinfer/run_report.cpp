@@ -55,6 +55,15 @@ void print_memory_report(const Session& s, std::FILE* out) {
   for (const std::string& line : s.memory_report()) {
     std::fprintf(out, "memory:     %s\n", line.c_str());
   }
+  const ForwardTimes& t = s.forward_times();
+  if (t.passes > 0) {
+    const double n = static_cast<double>(t.passes);
+    std::fprintf(out,
+                 "per pass:   %lld passes: build %.3f ms, schedule %.3f ms, devices %.3f ms, "
+                 "read %.3f ms\n",
+                 static_cast<long long>(t.passes), t.build_ms / n, t.schedule_ms / n,
+                 t.run_ms / n, t.read_ms / n);
+  }
 }
 
 void print_run_stats(double load_ms, const GenerationStats& st, std::FILE* out) {

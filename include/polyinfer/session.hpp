@@ -71,6 +71,16 @@ struct ModelSummary {
   int64_t n_vocab = 0, n_layer = 0, n_embd = 0, n_ctx_train = 0;
 };
 
+// Where the time of the forward passes so far went (milliseconds, summed), so
+// that host overhead and device time can be told apart (run --verbose).
+struct ForwardTimes {
+  int64_t passes = 0;
+  double build_ms = 0;     // building the op graph
+  double schedule_ms = 0;  // placing nodes, inserting copies
+  double run_ms = 0;       // planning, submitting and waiting for the devices
+  double read_ms = 0;      // reading the logits back
+};
+
 class Session {
  public:
   // Throws Error: kIo / GGUF errors for an unreadable file, kBadModel for a GGUF
@@ -94,6 +104,7 @@ class Session {
   std::vector<std::string> placement_report() const;
   // Lines for --verbose: per device, the weights, KV cache and compute memory.
   std::vector<std::string> memory_report() const;
+  const ForwardTimes& forward_times() const;
 
   // Evaluates tokens at positions n_past() .. n_past() + size - 1, in batches of
   // n_batch, and appends them to the KV cache. Returns the logits (F32) of the

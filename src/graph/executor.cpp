@@ -54,8 +54,13 @@ void GraphExecutor::run(const Graph& graph, std::span<const HostInput> inputs) {
   plan_ = plan_memory(graph, static_cast<int>(devices_.size()));
   for (size_t d = 0; d < devices_.size(); ++d) {
     if (arenas_[d].size() < plan_.arena_bytes[d]) {
+      // Decode graphs grow by a few bytes per token (the mask): grow by half again,
+      // in whole MiB, so that a GPU does not free and allocate (and a backend does
+      // not re-record its graphs) on every token.
+      constexpr uint64_t kMiB = 1ull << 20;
+      const uint64_t want = std::max(plan_.arena_bytes[d], arenas_[d].size() * 3 / 2);
       arenas_[d] = DeviceBuffer();  // free first: the old and new arena need not coexist
-      arenas_[d] = DeviceBuffer::allocate(*devices_[d], plan_.arena_bytes[d]);
+      arenas_[d] = DeviceBuffer::allocate(*devices_[d], (want + kMiB - 1) / kMiB * kMiB);
     }
   }
   for (const HostInput& in : inputs) {

@@ -1,6 +1,7 @@
 #include "polyinfer/session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <limits>
 #include <set>
@@ -25,6 +26,11 @@ namespace polyinfer {
 namespace {
 
 constexpr int64_t kDefaultMaxCtx = 4096;
+using Clock = std::chrono::steady_clock;
+
+double ms(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
 
 std::string cpu_options(const SessionParams& p) {
   // -t comes first: backends read the first occurrence of a key, and the
@@ -129,6 +135,7 @@ struct Session::Impl {
 
   // One forward pass; logits of all its tokens (or its last) appended to `out`.
   void forward(std::span<const int32_t> tokens, bool all_logits, std::vector<float>& out) {
+    const auto t0 = Clock::now();
     const int64_t n = static_cast<int64_t>(tokens.size());
     ForwardGraph fg = build_llama_graph(hp, weights, kv, n, n_past, all_logits);
     std::vector<int32_t> pos(n);
@@ -141,13 +148,22 @@ struct Session::Impl {
     }
     const HostInput inputs[] = {
         {fg.tokens, tokens.data()}, {fg.positions, pos.data()}, {fg.mask, mask.data()}};
+    const auto t1 = Clock::now();
     const ScheduledGraph sg = schedule(fg.graph, sched_devs, sched);
     report(sg.notes);
+    const auto t2 = Clock::now();
     exec.run(sg.graph, inputs);
+    const auto t3 = Clock::now();
     const size_t at = out.size();
     out.resize(at + sg.graph.nbytes(fg.logits) / sizeof(float));
     exec.read(sg.graph, fg.logits, out.data() + at);
     n_past += n;
+    const auto t4 = Clock::now();
+    times.passes += 1;
+    times.build_ms += ms(t0, t1);
+    times.schedule_ms += ms(t1, t2);
+    times.run_ms += ms(t2, t3);
+    times.read_ms += ms(t3, t4);
   }
 
   void report(const std::vector<std::string>& notes) {
@@ -173,6 +189,7 @@ struct Session::Impl {
   std::function<void(const std::string&)> notice;
   std::set<std::string> noticed;
   int n_threads;
+  ForwardTimes times;
   int64_t n_past = 0;
   std::vector<float> logits;
 };
@@ -233,6 +250,9 @@ int Session::n_gpu_layers() const {
 }
 std::vector<std::string> Session::placement_report() const {
   return describe_placement(impl_->map, impl_->devices);
+}
+const ForwardTimes& Session::forward_times() const {
+  return impl_->times;
 }
 std::vector<std::string> Session::memory_report() const {
   return describe_memory(impl_->devices, *impl_->weights.store, impl_->kv, impl_->exec);
