@@ -137,9 +137,24 @@ function(_pi_resolve_switch name out_on out_why)
     message(FATAL_ERROR "POLYINFER_${name}=ON (${source}) but ${why}: install ${_pi_install_${name}}, "
                         "or set POLYINFER_${name}=AUTO or OFF (docs/BUILD_BACKENDS.md)")
   endif()
+  # A toolchain alone builds nothing where polyinfer has no plugin for it yet.
+  if(found AND NOT name IN_LIST POLYINFER_IMPLEMENTED_BACKENDS)
+    string(TOLOWER ${name} lower)
+    if(value STREQUAL "ON")
+      message(FATAL_ERROR "POLYINFER_${name}=ON (${source}), but this version of polyinfer has "
+                          "no ${lower} plugin yet (docs/BUILD_BACKENDS.md)")
+    endif()
+    set(${out_on} FALSE PARENT_SCOPE)
+    set(${out_why} "${value} (${source}): ${why}, but no ${lower} plugin in this version yet"
+        PARENT_SCOPE)
+    return()
+  endif()
   set(${out_on} ${found} PARENT_SCOPE)
   set(${out_why} "${value} (${source}): ${why}" PARENT_SCOPE)
 endfunction()
+
+# The backends that have a plugin in src/backends/.
+set(POLYINFER_IMPLEMENTED_BACKENDS CUDA VULKAN)
 
 # _pi_pad(TEXT WIDTH OUT): TEXT padded with spaces to WIDTH characters, for the table.
 function(_pi_pad text width out)

@@ -25,8 +25,18 @@ void module_version(char (&out)[32]) {
   if (f == nullptr) return;
   char line[256];
   if (std::fgets(line, sizeof line, f) != nullptr) {
+    // "NVRM version: NVIDIA UNIX [Open] Kernel Module [for x86_64]  580.159.04  Release ...":
+    // the version is the first word after "Kernel Module" that starts with a digit.
     const char* at = std::strstr(line, "Kernel Module");
-    if (at != nullptr && std::sscanf(at + 13, "%31s", out) != 1) out[0] = '\0';
+    char word[32];
+    int used = 0;
+    for (at = at ? at + 13 : nullptr; at && std::sscanf(at, "%31s%n", word, &used) == 1;
+         at += used) {
+      if (word[0] >= '0' && word[0] <= '9') {
+        std::snprintf(out, 32, "%s", word);
+        break;
+      }
+    }
   }
   std::fclose(f);
 }
