@@ -4,16 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "model/mib_text.hpp"
 #include "polyinfer/error.hpp"
 
 namespace polyinfer {
 namespace {
-
-std::string mib(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
 
 uint64_t margin(const PlacementDevice& d) {
   return std::max<uint64_t>(kAutoMarginMin, d.memory_total / 20);
@@ -104,12 +99,12 @@ int resolve_auto(int n_units, const ModelFootprint& size, const std::vector<Plac
   std::string free;
   for (size_t j = 0; j < r.size(); ++j) {
     if (r[j] > 0) {
-      free += (free.empty() ? "" : ", ") + devs[j].name + " " + mib(devs[j].memory_free) +
-              " free (keeping " + mib(margin(devs[j])) + ")";
+      free += (free.empty() ? "" : ", ") + devs[j].name + " " + mib_text(devs[j].memory_free) +
+              " free (keeping " + mib_text(margin(devs[j])) + ")";
     }
   }
   reasons.push_back("-ngl auto: " + std::to_string(n) + " of " + std::to_string(n_units) +
-                    " layers (output included, " + mib(size.layer_bytes) +
+                    " layers (output included, " + mib_text(size.layer_bytes) +
                     " per layer with its KV cache) fit: " + free);
   return n;
 }

@@ -2,14 +2,10 @@
 
 #include <cstdio>
 
+#include "model/mib_text.hpp"
+
 namespace polyinfer {
 namespace {
-
-std::string mib(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
 
 std::string range(int first, int last) {
   return first == last ? "layer " + std::to_string(first)
@@ -44,8 +40,9 @@ std::vector<std::string> describe_memory(const std::vector<const BackendDevice*>
   for (size_t d = 0; d < devices.size(); ++d) {
     const int i = static_cast<int>(d);
     const pi_device_info& info = devices[d]->info();
-    out.push_back(devices[d]->name() + " (" + info.name + "): weights " + mib(weights.bytes_on(i)) +
-                  ", KV cache " + mib(kv.bytes_on(i)) + ", compute " + mib(exec.arena_bytes(i)));
+    out.push_back(devices[d]->name() + " (" + info.name + "): weights " +
+                  mib_text(weights.bytes_on(i)) + ", KV cache " + mib_text(kv.bytes_on(i)) +
+                  ", compute " + mib_text(exec.arena_bytes(i)));
   }
   return out;
 }
