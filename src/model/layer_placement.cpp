@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "model/mib_text.hpp"
 #include "polyinfer/error.hpp"

@@ -1,7 +1,5 @@
 #include "model/placement_report.hpp"
 
-#include <cstdio>
-
 #include "model/mib_text.hpp"
 
 namespace polyinfer {
