@@ -223,16 +223,18 @@ __global__ __launch_bounds__(kTcWarps * 32) void fa_tc_kernel(FaArgs p) {
       }
     }
     if (!__syncthreads_or(live)) continue;
-    for (int i = threadIdx.x; i < kTk * D; i += kTcWarps * 32) {
-      const int jj = i / D, d = i % D;
+    // Pairs of values (4-byte loads: use_tc() checks the alignment).
+    for (int i = threadIdx.x; i < kTk * D / 2; i += kTcWarps * 32) {
+      const int jj = i / (D / 2), d = 2 * (i % (D / 2));
       const int64_t j = j0 + jj;
-      uint16_t kv = 0, vv = 0;
+      uint32_t kv = 0, vv = 0;
       if (j < j_end) {
-        kv = reinterpret_cast<const uint16_t*>(kbase + j * p.k.nb[1])[d];
-        vv = reinterpret_cast<const uint16_t*>(vbase + j * p.v.nb[1])[d];
+        kv = *reinterpret_cast<const uint32_t*>(kbase + j * p.k.nb[1] + 2 * d);
+        vv = *reinterpret_cast<const uint32_t*>(vbase + j * p.v.nb[1] + 2 * d);
       }
-      sk[jj * kKs + d] = kv;
-      sv[d * kVs + jj] = vv;
+      *reinterpret_cast<uint32_t*>(sk + jj * kKs + d) = kv;
+      sv[d * kVs + jj] = static_cast<uint16_t>(vv & 0xffffu);
+      sv[(d + 1) * kVs + jj] = static_cast<uint16_t>(vv >> 16);
     }
     __syncthreads();
 
@@ -339,10 +341,15 @@ __global__ __launch_bounds__(kTcWarps * 32) void fa_tc_kernel(FaArgs p) {
   }
 }
 
+bool aligned4(const pi_tensor& t) {
+  return t.offset % 4 == 0 && t.nb[1] % 4 == 0 && t.nb[2] % 4 == 0;
+}
+
 bool use_tc(const pi_node& n) {
   const int64_t d = n.src[0].ne[0];
   return n.src[0].ne[1] > 1 && n.src[1].type == kF16 && n.src[2].type == kF16 &&
-         (d == 32 || d == 64 || d == 128) && n.src[0].ne[2] <= 65535;
+         aligned4(n.src[1]) && aligned4(n.src[2]) && (d == 32 || d == 64 || d == 128) &&
+         n.src[0].ne[2] <= 65535;
 }
 
 bool kv_type_ok(const pi_tensor& t) {
