@@ -119,7 +119,8 @@ struct FastArgs {
   int8_t* aq;
   float* ad;
   float* as;
-  View a;  // F16: the float32 activations
+  View a;      // F16: the float32 activations
+  bool act16;  // F16: every activation row starts 16-byte aligned
 };
 
 // Four bytes at a 2-byte aligned shared-memory address.
@@ -137,7 +138,7 @@ __device__ __forceinline__ int dp4a(uint32_t a, int b, int c) {
 // the block's min term through `asum` (activation scale · Σ codes).
 template <uint32_t T>
 __device__ __forceinline__ float unit_dot(const uint8_t* s, int u, const int x[8], float ad,
-                                          float asum) {
+                                          float asum, bool a16) {
   if constexpr (T == kQ4_0) {
     const uint8_t* b = s + u * 18;
     const float d = f16_bits_to_f32(ld16(b));
@@ -160,13 +161,27 @@ __device__ __forceinline__ float unit_dot(const uint8_t* s, int u, const int x[8
     const uint8_t* b = s + (u / 8) * 144;
     const int j = u % 8;
     const float d = f16_bits_to_f32(ld16(b)), dmin = f16_bits_to_f32(ld16(b + 2));
-    int sc, mn;
-    scale_min_k4(b + 4, j, &sc, &mn);
+    // scale_min_k4 without a branch (lanes of a warp take different j).
+    const uint8_t* sb = b + 4;
+    const int lo = j < 4 ? j : j + 4, hi = j < 4 ? j + 4 : j - 4;
+    const int s_lo = sb[lo], s_hi = sb[hi];
+    const int sc = j < 4 ? (s_lo & 63) : ((s_lo & 0x0F) | ((s_hi >> 6) << 4));
+    const int mn = j < 4 ? (s_hi & 63) : ((s_lo >> 4) | ((sb[j] >> 6) << 4));
     const uint8_t* qs = b + 16 + (j / 2) * 32;
     const int shift = 4 * (j % 2);
+    uint32_t q[8];
+    if (a16) {  // the block's codes sit at a 16-byte aligned address
+      const uint4 v0 = *reinterpret_cast<const uint4*>(qs);
+      const uint4 v1 = *reinterpret_cast<const uint4*>(qs + 16);
+      q[0] = v0.x, q[1] = v0.y, q[2] = v0.z, q[3] = v0.w;
+      q[4] = v1.x, q[5] = v1.y, q[6] = v1.z, q[7] = v1.w;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) q[i] = lds32(qs + 4 * i);
+    }
     int dot = 0;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) dot = dp4a((lds32(qs + 4 * i) >> shift) & 0x0f0f0f0fu, x[i], dot);
+    for (int i = 0; i < 8; ++i) dot = dp4a((q[i] >> shift) & 0x0f0f0f0fu, x[i], dot);
     return d * static_cast<float>(sc) * ad * static_cast<float>(dot) -
            dmin * static_cast<float>(mn) * asum;
   } else {  // Q6_K
@@ -224,18 +239,37 @@ __global__ __launch_bounds__(kFastWarps * 32) void matvec_fast(FastArgs p) {
     __pipeline_wait_prior(0);
     __syncwarp();
     const uint8_t* s = slot + head;
+    const bool a16 = head == 0;  // the staged segment starts 16-byte aligned
     if constexpr (T == kF16) {
       // Lane takes 8 consecutive values at a time.
       for (int e = 8 * lane; e < len; e += 256) {
         float w[8];
+        if (a16) {
+          const uint4 v = *reinterpret_cast<const uint4*>(s + 2 * e);
+          const uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-        for (int i = 0; i < 8; ++i) w[i] = f16_bits_to_f32(ld16(s + 2 * (e + i)));
+          for (int i = 0; i < 4; ++i) {
+            const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&words[i]));
+            w[2 * i] = f.x;
+            w[2 * i + 1] = f.y;
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < 8; ++i) w[i] = f16_bits_to_f32(ld16(s + 2 * (e + i)));
+        }
 #pragma unroll
         for (int c = 0; c < NC; ++c) {
           if (c < ncols) {
             const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + k0 + e;
+            if (p.act16) {
+              const float4 x0 = __ldg(reinterpret_cast<const float4*>(x));
+              const float4 x1 = __ldg(reinterpret_cast<const float4*>(x) + 1);
+              acc[c] += w[0] * x0.x + w[1] * x0.y + w[2] * x0.z + w[3] * x0.w + w[4] * x1.x +
+                        w[5] * x1.y + w[6] * x1.z + w[7] * x1.w;
+            } else {
 #pragma unroll
-            for (int i = 0; i < 8; ++i) acc[c] += w[i] * __ldg(x + i);
+              for (int i = 0; i < 8; ++i) acc[c] += w[i] * __ldg(x + i);
+            }
           }
         }
       }
@@ -251,7 +285,7 @@ __global__ __launch_bounds__(kFastWarps * 32) void matvec_fast(FastArgs p) {
             const int4 x0 = __ldg(xv), x1 = __ldg(xv + 1);
             const int x[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
             const int64_t ab = c * (k / 32) + ub;
-            acc[c] += unit_dot<T>(s, u, x, __ldg(p.ad + ab), __ldg(p.as + ab));
+            acc[c] += unit_dot<T>(s, u, x, __ldg(p.ad + ab), __ldg(p.as + ab), a16);
           }
         }
       }
@@ -323,7 +357,10 @@ void launch_matvec(const View& w, uint32_t type, const View& a, const View& d, u
     dc.data += c0 * d.nb[1];
     if (fast) {
       const int64_t k = w.ne[0];
-      FastArgs p{w, dc, ncols, nullptr, nullptr, nullptr, ac};
+      FastArgs p{w,       dc,
+                 ncols,   nullptr,
+                 nullptr, nullptr,
+                 ac,      reinterpret_cast<uintptr_t>(ac.data) % 16 == 0 && a.nb[1] % 16 == 0};
       if (type != kF16) {
         const size_t codes = (static_cast<size_t>(ncols * k) + 255) / 256 * 256;
         p.aq = reinterpret_cast<int8_t*>(scratch);
