@@ -139,7 +139,7 @@ void bench_mul_mat(std::mt19937_64& rng) {
     pi_tensor w = tensor(type, {k, n}, nullptr);
     pi_buffer wb = upload(random_tensor(w, rng));
     w.buffer = wb;
-    for (int64_t m : {1, 512}) {
+    for (int64_t m : {1, 4, 512}) {
       pi_tensor a = tensor(0, {k, m}, nullptr);
       pi_buffer ab = upload(random_tensor(a, rng));
       a.buffer = ab;
@@ -154,7 +154,7 @@ void bench_mul_mat(std::mt19937_64& rng) {
       node.src[1] = a;
       node.dst = d;
       const pi_graph g{&node, 1};
-      const double s = time_graph(g, m == 1 ? 50 : 10);
+      const double s = time_graph(g, m <= 8 ? 50 : 10);
       std::printf("| | %s | %lld | %.4f | %.0f | %.1f |\n", type_name(type),
                   static_cast<long long>(m), s * 1e3, static_cast<double>(bytes_of(w)) / s / 1e9,
                   2.0 * k * n * m / s / 1e12);
@@ -168,17 +168,22 @@ void bench_mul_mat(std::mt19937_64& rng) {
 void bench_flash_attn(std::mt19937_64& rng) {
   const int64_t d = 128, h = 32, hkv = 8;
   std::printf(
-      "\n| FLASH_ATTN D=128 H=32 Hkv=8 | KV | T | n_kv | median ms | KV GB/s "
-      "|\n|---|---|---|---|---|---|\n");
+      "\n| FLASH_ATTN D=128 H=32 Hkv=8 | KV | T | n_kv | mask | median ms | KV GB/s | TFLOP/s "
+      "|\n|---|---|---|---|---|---|---|---|\n");
+  struct Case {
+    int64_t t, n_kv;
+    bool causal;
+  };
   for (uint32_t kvt : {1u, 8u}) {
-    for (auto [t, n_kv] :
-         {std::pair<int64_t, int64_t>{1, 4096}, {1, 16384}, {512, 512}, {512, 4096}}) {
+    for (const Case& cs : {Case{1, 4096, false}, Case{1, 16384, false}, Case{512, 512, false},
+                           Case{512, 4096, false}, Case{512, 512, true}, Case{512, 4096, true}}) {
+      const int64_t t = cs.t, n_kv = cs.n_kv;
       pi_tensor q = tensor(0, {d, t, h}, nullptr);
       pi_tensor kk = tensor(kvt, {d, n_kv, hkv}, nullptr);
       pi_tensor v = tensor(kvt, {d, n_kv, hkv}, nullptr);
       pi_tensor o = tensor(0, {d, h, t}, nullptr);
       pi_buffer qb = upload(random_tensor(q, rng)), kb = upload(random_tensor(kk, rng)),
-                vb = upload(random_tensor(v, rng)), ob = nullptr;
+                vb = upload(random_tensor(v, rng)), ob = nullptr, mb = nullptr;
       check(g_vt->buffer_alloc(g_dev, bytes_of(o), &ob), "buffer_alloc");
       q.buffer = qb;
       kk.buffer = kb;
@@ -191,13 +196,33 @@ void bench_flash_attn(std::mt19937_64& rng) {
       node.src[1] = kk;
       node.src[2] = v;
       node.dst = o;
+      if (cs.causal) {
+        // Token i sees positions j <= n_kv - t + i (the prompt's last t tokens).
+        pi_tensor m = tensor(0, {n_kv, t}, nullptr);
+        std::vector<float> mv(static_cast<size_t>(n_kv * t));
+        for (int64_t i = 0; i < t; ++i) {
+          for (int64_t j = 0; j < n_kv; ++j) {
+            mv[static_cast<size_t>(i * n_kv + j)] = j <= n_kv - t + i ? 0.0f : -INFINITY;
+          }
+        }
+        std::vector<uint8_t> mbytes(mv.size() * sizeof(float));
+        std::memcpy(mbytes.data(), mv.data(), mbytes.size());
+        mb = upload(mbytes);
+        m.buffer = mb;
+        node.src[3] = m;
+      }
       node.f[0] = 1.0f / std::sqrt(static_cast<float>(d));
       const pi_graph g{&node, 1};
       const double s = time_graph(g, 20);
-      std::printf("| | %s | %lld | %lld | %.4f | %.0f |\n", type_name(kvt),
-                  static_cast<long long>(t), static_cast<long long>(n_kv), s * 1e3,
-                  2.0 * static_cast<double>(bytes_of(kk)) / s / 1e9);
+      // Attention FLOPs (QKᵀ and PV), halved for the causal mask's triangle.
+      double flop = 4.0 * static_cast<double>(d * t * n_kv * h);
+      if (cs.causal) flop *= (static_cast<double>(n_kv) - 0.5 * static_cast<double>(t)) / n_kv;
+      std::printf("| | %s | %lld | %lld | %s | %.4f | %.0f | %.1f |\n", type_name(kvt),
+                  static_cast<long long>(t), static_cast<long long>(n_kv),
+                  cs.causal ? "causal" : "none", s * 1e3,
+                  2.0 * static_cast<double>(bytes_of(kk)) / s / 1e9, flop / s / 1e12);
       for (pi_buffer b : {qb, kb, vb, ob}) g_vt->buffer_free(b);
+      if (mb) g_vt->buffer_free(mb);
     }
   }
 }

@@ -1,7 +1,17 @@
-// MUL_MAT for decode (at most kMaxVecCols activation columns): a warp per
-// weight row reads the row once, in its stored format, and dots it with every
-// column in float32. Lanes take consecutive 8-value chunks, so a warp reads
-// contiguous bytes of the row; each lane keeps two chunks in flight.
+// MUL_MAT for decode (at most kMaxVecCols activation columns), weights read
+// once in their stored format.
+//
+// Fast path (Q4_0, Q8_0, Q4_K, Q6_K, F16; unbatched): a warp per weight row.
+// The warp copies a segment of its row (up to 4,096 values) into shared
+// memory with 16-byte asynchronous copies (cp.async) of the aligned bytes
+// around it, so the row is read from DRAM in whole sectors whatever its
+// alignment, then dots it from shared memory. Quantized rows are dotted with
+// activations quantized once per call to 8-bit blocks of 32 (float32 scale,
+// docs/OPS.md allows it) through __dp4a; F16 rows with the float32
+// activations. Other types and batched products take the generic kernel:
+// lanes decode consecutive 8-value chunks (quant_decode.cuh) in float32.
+#include <cuda_pipeline.h>
+
 #include "backends/cuda/matvec.hpp"
 #include "backends/cuda/quant_decode.cuh"
 
@@ -66,20 +76,320 @@ __global__ __launch_bounds__(kWarps * 32) void matvec_kernel(MatvecArgs p) {
   }
 }
 
+// ---- fast path -------------------------------------------------------------
+
+constexpr int kFastWarps = 8;  // rows per block
+
+// Values per staged segment and its bytes, per type.
+template <uint32_t T>
+struct Fmt;
+template <>
+struct Fmt<kQ4_0> {
+  static constexpr int kBlock = 32, kBytes = 18, kSeg = 4096;
+};
+template <>
+struct Fmt<kQ8_0> {
+  static constexpr int kBlock = 32, kBytes = 34, kSeg = 4096;
+};
+template <>
+struct Fmt<kQ4_K> {
+  static constexpr int kBlock = 256, kBytes = 144, kSeg = 4096;
+};
+template <>
+struct Fmt<kQ6_K> {
+  static constexpr int kBlock = 256, kBytes = 210, kSeg = 4096;
+};
+template <>
+struct Fmt<kF16> {
+  static constexpr int kBlock = 1, kBytes = 2, kSeg = 2048;
+};
+
+// Shared-memory bytes per warp: a segment plus the alignment slack.
+template <uint32_t T>
+struct Slot {
+  static constexpr int kBytes =
+      (Fmt<T>::kSeg / Fmt<T>::kBlock * Fmt<T>::kBytes + 32 + 15) / 16 * 16;
+};
+
+struct FastArgs {
+  View w, d;
+  int ncols;
+  // Quantized types: activations as 8-bit blocks of 32: codes [ncols][K],
+  // scales and scale * Σ codes [ncols][K/32].
+  int8_t* aq;
+  float* ad;
+  float* as;
+  View a;      // F16: the float32 activations
+  bool act16;  // F16: every activation row starts 16-byte aligned
+};
+
+// Four bytes at a 2-byte aligned shared-memory address.
+__device__ __forceinline__ uint32_t lds32(const uint8_t* p) {
+  const uint16_t* q = reinterpret_cast<const uint16_t*>(p);
+  return q[0] | (static_cast<uint32_t>(q[1]) << 16);
+}
+
+__device__ __forceinline__ int dp4a(uint32_t a, int b, int c) {
+  return __dp4a(static_cast<int>(a), b, c);
+}
+
+// Σ over unit u (32 values) of a staged segment `s` times activation block
+// codes `x` (8 words), in units of (weight scale · activation scale), plus
+// the block's min term through `asum` (activation scale · Σ codes).
+template <uint32_t T>
+__device__ __forceinline__ float unit_dot(const uint8_t* s, int u, const int x[8], float ad,
+                                          float asum, bool a16) {
+  if constexpr (T == kQ4_0) {
+    const uint8_t* b = s + u * 18;
+    const float d = f16_bits_to_f32(ld16(b));
+    int dot = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t q = lds32(b + 2 + 4 * i);
+      dot = dp4a(__vsub4(q & 0x0f0f0f0fu, 0x08080808u), x[i], dot);
+      dot = dp4a(__vsub4((q >> 4) & 0x0f0f0f0fu, 0x08080808u), x[4 + i], dot);
+    }
+    return d * ad * static_cast<float>(dot);
+  } else if constexpr (T == kQ8_0) {
+    const uint8_t* b = s + u * 34;
+    const float d = f16_bits_to_f32(ld16(b));
+    int dot = 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) dot = dp4a(lds32(b + 2 + 4 * i), x[i], dot);
+    return d * ad * static_cast<float>(dot);
+  } else if constexpr (T == kQ4_K) {
+    const uint8_t* b = s + (u / 8) * 144;
+    const int j = u % 8;
+    const float d = f16_bits_to_f32(ld16(b)), dmin = f16_bits_to_f32(ld16(b + 2));
+    // scale_min_k4 without a branch (lanes of a warp take different j).
+    const uint8_t* sb = b + 4;
+    const int lo = j < 4 ? j : j + 4, hi = j < 4 ? j + 4 : j - 4;
+    const int s_lo = sb[lo], s_hi = sb[hi];
+    const int sc = j < 4 ? (s_lo & 63) : ((s_lo & 0x0F) | ((s_hi >> 6) << 4));
+    const int mn = j < 4 ? (s_hi & 63) : ((s_lo >> 4) | ((sb[j] >> 6) << 4));
+    const uint8_t* qs = b + 16 + (j / 2) * 32;
+    const int shift = 4 * (j % 2);
+    uint32_t q[8];
+    if (a16) {  // the block's codes sit at a 16-byte aligned address
+      const uint4 v0 = *reinterpret_cast<const uint4*>(qs);
+      const uint4 v1 = *reinterpret_cast<const uint4*>(qs + 16);
+      q[0] = v0.x, q[1] = v0.y, q[2] = v0.z, q[3] = v0.w;
+      q[4] = v1.x, q[5] = v1.y, q[6] = v1.z, q[7] = v1.w;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) q[i] = lds32(qs + 4 * i);
+    }
+    int dot = 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) dot = dp4a((q[i] >> shift) & 0x0f0f0f0fu, x[i], dot);
+    return d * static_cast<float>(sc) * ad * static_cast<float>(dot) -
+           dmin * static_cast<float>(mn) * asum;
+  } else {  // Q6_K
+    const uint8_t* b = s + (u / 8) * 210;
+    const int j = u % 8;
+    const float d = f16_bits_to_f32(ld16(b + 208));
+    const uint8_t* ql = b + (j / 4) * 64 + (j % 2) * 32;
+    const uint8_t* qh = b + 128 + (j / 4) * 32;
+    const int lshift = 4 * ((j % 4) / 2), hshift = 2 * (j % 4);
+    int dot0 = 0, dot1 = 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const uint32_t lo = (lds32(ql + 4 * i) >> lshift) & 0x0f0f0f0fu;
+      const uint32_t hi = ((lds32(qh + 4 * i) >> hshift) & 0x03030303u) << 4;
+      const uint32_t q = __vsub4(lo | hi, 0x20202020u);
+      if (i < 4)
+        dot0 = dp4a(q, x[i], dot0);
+      else
+        dot1 = dp4a(q, x[i], dot1);
+    }
+    const float sc0 = static_cast<float>(static_cast<int8_t>(b[192 + 2 * j]));
+    const float sc1 = static_cast<float>(static_cast<int8_t>(b[193 + 2 * j]));
+    return d * ad * (sc0 * static_cast<float>(dot0) + sc1 * static_cast<float>(dot1));
+  }
+}
+
+template <uint32_t T, int NC>
+__global__ __launch_bounds__(kFastWarps * 32) void matvec_fast(FastArgs p) {
+  using F = Fmt<T>;
+  constexpr int kSlot = Slot<T>::kBytes;
+  __shared__ __align__(16) uint8_t smem[kFastWarps][kSlot];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t n = static_cast<int64_t>(blockIdx.x) * kFastWarps + warp;
+  if (n >= p.w.ne[1]) return;
+  const int ncols = NC == 1 ? 1 : p.ncols;
+  const int64_t k = p.w.ne[0];
+  const uint8_t* row = p.w.data + n * p.w.nb[1];
+  uint8_t* slot = smem[warp];
+  float acc[NC];
+#pragma unroll
+  for (int c = 0; c < NC; ++c) acc[c] = 0.0f;
+
+  for (int64_t k0 = 0; k0 < k; k0 += F::kSeg) {
+    const int len = static_cast<int>(k - k0 < F::kSeg ? k - k0 : F::kSeg);
+    const uint8_t* src = row + k0 / F::kBlock * F::kBytes;
+    const int nbytes = len / F::kBlock * F::kBytes;
+    const uintptr_t a0 = reinterpret_cast<uintptr_t>(src) & ~uintptr_t{15};
+    const int head = static_cast<int>(reinterpret_cast<uintptr_t>(src) - a0);
+    const int n16 = (head + nbytes + 15) / 16;
+    __syncwarp();  // the previous segment is consumed
+    for (int i = lane; i < n16; i += 32) {
+      __pipeline_memcpy_async(slot + 16 * i, reinterpret_cast<const void*>(a0 + 16 * i), 16);
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncwarp();
+    const uint8_t* s = slot + head;
+    const bool a16 = head == 0;  // the staged segment starts 16-byte aligned
+    if constexpr (T == kF16) {
+      // Lane takes 8 consecutive values at a time.
+      for (int e = 8 * lane; e < len; e += 256) {
+        float w[8];
+        if (a16) {
+          const uint4 v = *reinterpret_cast<const uint4*>(s + 2 * e);
+          const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&words[i]));
+            w[2 * i] = f.x;
+            w[2 * i + 1] = f.y;
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < 8; ++i) w[i] = f16_bits_to_f32(ld16(s + 2 * (e + i)));
+        }
+#pragma unroll
+        for (int c = 0; c < NC; ++c) {
+          if (c < ncols) {
+            const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + k0 + e;
+            if (p.act16) {
+              const float4 x0 = __ldg(reinterpret_cast<const float4*>(x));
+              const float4 x1 = __ldg(reinterpret_cast<const float4*>(x) + 1);
+              acc[c] += w[0] * x0.x + w[1] * x0.y + w[2] * x0.z + w[3] * x0.w + w[4] * x1.x +
+                        w[5] * x1.y + w[6] * x1.z + w[7] * x1.w;
+            } else {
+#pragma unroll
+              for (int i = 0; i < 8; ++i) acc[c] += w[i] * __ldg(x + i);
+            }
+          }
+        }
+      }
+    } else {
+      const int units = len / 32;
+#pragma unroll 4
+      for (int u = lane; u < units; u += 32) {
+        const int64_t ub = k0 / 32 + u;  // activation block
+#pragma unroll
+        for (int c = 0; c < NC; ++c) {
+          if (c < ncols) {
+            const int4* xv = reinterpret_cast<const int4*>(p.aq + c * k + 32 * ub);
+            const int4 x0 = __ldg(xv), x1 = __ldg(xv + 1);
+            const int x[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+            const int64_t ab = c * (k / 32) + ub;
+            acc[c] += unit_dot<T>(s, u, x, __ldg(p.ad + ab), __ldg(p.as + ab), a16);
+          }
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+    if (c < ncols) {
+      const float v = warp_sum(acc[c]);
+      if (lane == 0) reinterpret_cast<float*>(p.d.data + c * p.d.nb[1])[n] = v;
+    }
+  }
+}
+
+// Activation columns to 8-bit blocks of 32: d = amax/127 (float32),
+// q = round(x/d), and d · Σ q for the min terms. A warp per block.
+__global__ void quantize_act(View a, int ncols, int8_t* aq, float* ad, float* as) {
+  const int64_t k = a.ne[0], nb = k / 32;
+  const int64_t blk = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (blk >= nb * ncols) return;
+  const int64_t c = blk / nb, b = blk % nb;
+  const float x = reinterpret_cast<const float*>(a.data + c * a.nb[1])[32 * b + lane];
+  const float amax = warp_max(fabsf(x));
+  const float d = amax / 127.0f;
+  const float q = d > 0.0f ? fminf(127.0f, fmaxf(-127.0f, rintf(x / d))) : 0.0f;
+  aq[c * k + 32 * b + lane] = static_cast<int8_t>(q);
+  const float sum = warp_sum(q);
+  if (lane == 0) {
+    ad[blk] = d;
+    as[blk] = d * sum;
+  }
+}
+
+bool fast_type(uint32_t t) {
+  return t == kQ4_0 || t == kQ8_0 || t == kQ4_K || t == kQ6_K || t == kF16;
+}
+
+bool use_fast(const View& w, uint32_t type, const View& a) {
+  if (!fast_type(type) || a.ne[2] * a.ne[3] != 1 || w.ne[2] * w.ne[3] != 1) return false;
+  return w.ne[0] % 32 == 0;
+}
+
+template <uint32_t T>
+void launch_fast_t(const FastArgs& p, cudaStream_t stream) {
+  const unsigned blocks = static_cast<unsigned>((p.w.ne[1] + kFastWarps - 1) / kFastWarps);
+  if (p.ncols == 1)
+    matvec_fast<T, 1><<<blocks, kFastWarps * 32, 0, stream>>>(p);
+  else
+    matvec_fast<T, kMaxVecCols><<<blocks, kFastWarps * 32, 0, stream>>>(p);
+}
+
 }  // namespace
 
-void launch_matvec(const View& w, uint32_t type, const View& a, const View& d,
+size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches) {
+  if (!fast_type(type) || type == kF16 || batches != 1 || k % 32 != 0) return 0;
+  const int64_t cols = ncols < kMaxVecCols ? ncols : kMaxVecCols;
+  const size_t codes = (static_cast<size_t>(cols * k) + 255) / 256 * 256;
+  return codes + 2 * static_cast<size_t>(cols * (k / 32)) * sizeof(float);
+}
+
+void launch_matvec(const View& w, uint32_t type, const View& a, const View& d, uint8_t* scratch,
                    cudaStream_t stream) {
+  const bool fast = use_fast(w, type, a) && (type == kF16 || scratch != nullptr);
   for (int64_t c0 = 0; c0 < a.ne[1]; c0 += kMaxVecCols) {
-    MatvecArgs p{w,
-                 a,
-                 d,
-                 type,
-                 static_cast<int>(a.ne[1] - c0 < kMaxVecCols ? a.ne[1] - c0 : kMaxVecCols),
-                 a.ne[2] / w.ne[2],
-                 a.ne[3] / w.ne[3]};
-    p.a.data += c0 * a.nb[1];
-    p.d.data += c0 * d.nb[1];
+    const int ncols = static_cast<int>(a.ne[1] - c0 < kMaxVecCols ? a.ne[1] - c0 : kMaxVecCols);
+    View ac = a, dc = d;
+    ac.data += c0 * a.nb[1];
+    dc.data += c0 * d.nb[1];
+    if (fast) {
+      const int64_t k = w.ne[0];
+      FastArgs p{w,       dc,
+                 ncols,   nullptr,
+                 nullptr, nullptr,
+                 ac,      reinterpret_cast<uintptr_t>(ac.data) % 16 == 0 && a.nb[1] % 16 == 0};
+      if (type != kF16) {
+        const size_t codes = (static_cast<size_t>(ncols * k) + 255) / 256 * 256;
+        p.aq = reinterpret_cast<int8_t*>(scratch);
+        p.ad = reinterpret_cast<float*>(scratch + codes);
+        p.as = p.ad + ncols * (k / 32);
+        const int64_t warps = ncols * (k / 32);
+        quantize_act<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, stream>>>(ac, ncols, p.aq,
+                                                                                 p.ad, p.as);
+      }
+      switch (type) {
+        case kQ4_0:
+          launch_fast_t<kQ4_0>(p, stream);
+          break;
+        case kQ8_0:
+          launch_fast_t<kQ8_0>(p, stream);
+          break;
+        case kQ4_K:
+          launch_fast_t<kQ4_K>(p, stream);
+          break;
+        case kQ6_K:
+          launch_fast_t<kQ6_K>(p, stream);
+          break;
+        default:
+          launch_fast_t<kF16>(p, stream);
+          break;
+      }
+      continue;
+    }
+    MatvecArgs p{w, ac, dc, type, ncols, a.ne[2] / w.ne[2], a.ne[3] / w.ne[3]};
     const dim3 grid(static_cast<unsigned>((w.ne[1] + kWarps - 1) / kWarps),
                     static_cast<unsigned>(a.ne[2] * a.ne[3]));
     matvec_kernel<<<grid, kWarps * 32, 0, stream>>>(p);

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 #include "backends/cuda/cuda_common.cuh"
 
 namespace polyinfer::cuda {
@@ -12,8 +14,14 @@ namespace polyinfer::cuda {
 // columns share one read of the weights.
 constexpr int kMaxVecCols = 8;
 
+// Scratch bytes launch_matvec needs for a weight of `type` with rows of k
+// values, ncols activation columns and `batches` activation batches (the
+// quantized activations of the fast path); 0 when it needs none.
+size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches);
+
 // dst[n, m, b2, b3] = Σ_k W[k, n, b2/r2, b3/r3] · A[k, m, b2, b3] for every m
-// (in passes of kMaxVecCols columns).
-void launch_matvec(const View& w, uint32_t type, const View& a, const View& d, cudaStream_t stream);
+// (in passes of kMaxVecCols columns). `scratch` holds matvec_scratch() bytes.
+void launch_matvec(const View& w, uint32_t type, const View& a, const View& d, uint8_t* scratch,
+                   cudaStream_t stream);
 
 }  // namespace polyinfer::cuda

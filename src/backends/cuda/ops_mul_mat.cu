@@ -74,7 +74,10 @@ bool use_gemm(const pi_node& n) {
 }
 
 size_t mul_mat_scratch(const pi_node& n) {
-  if (!use_gemm(n)) return 0;
+  if (!use_gemm(n)) {
+    return matvec_scratch(n.src[0].type, n.src[0].ne[0], n.src[1].ne[1],
+                          n.src[1].ne[2] * n.src[1].ne[3]);
+  }
   const pi_tensor &w = n.src[0], &a = n.src[1];
   if (w.type == kF32) return 0;
   size_t bytes = align_up(static_cast<size_t>(a.ne[0] * a.ne[1]) * 2);
@@ -141,7 +144,7 @@ const char* launch_gemm(const LaunchContext& c) {
 
 const char* launch_mul_mat(const LaunchContext& c) {
   if (!use_gemm(c.node)) {
-    launch_matvec(c.src[0], c.node.src[0].type, c.src[1], c.dst, c.stream);
+    launch_matvec(c.src[0], c.node.src[0].type, c.src[1], c.dst, c.scratch, c.stream);
     return nullptr;
   }
   return launch_gemm(c);
