@@ -28,15 +28,12 @@ __global__ void cpy_kernel(View s, uint32_t st, View d, uint32_t dt) {
     const uint8_t* in = row_flat(s, r);
     uint8_t* out = row_flat(d, r);
     if (dt == kQ8_0) {
-      // A warp per 32-block, a lane per value. Each lane finds the block's amax
-      // itself (32 loads the warp shares through L1): on the H200 the shuffle
-      // reduction here left a block's largest value out of amax in 4 of 30
-      // blocks (conformance, 2026-11-21), cause not found.
+      // A warp per 32-block, a lane per value: the block's amax is a warp
+      // reduction and each lane stores its own code.
       const int lane = threadIdx.x % 32;
       for (int64_t blk = threadIdx.x / 32; blk < s.ne[0] / 32; blk += blockDim.x / 32) {
         const float v = load_elem(st, in, blk * 32 + lane);
-        float amax = 0.0f;
-        for (int j = 0; j < 32; ++j) amax = fmaxf(amax, fabsf(load_elem(st, in, blk * 32 + j)));
+        const float amax = warp_max(fabsf(v));
         const float scale = amax / 127.0f;
         const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
         uint8_t* b = out + blk * 34;
@@ -69,9 +66,10 @@ bool cpy_type(uint32_t t) {
 bool supports_cpy(const pi_node& n) {
   const pi_tensor &s = n.src[0], &d = n.dst;
   if (!cpy_type(s.type) || !cpy_type(d.type) || !same_shape(s, d)) return false;
-  // To Q8_0 the kernel gave wrong block scales on the H200 in 4 of 30 conformance
-  // blocks (2026-11-21, cause not found): refused, so the host quantizes on the CPU
-  // and copies the result into the KV cache.
+  // To Q8_0 the conformance matrix saw wrong block scales on the H200 in 4 of 30
+  // blocks (2026-11-21); a per-lane amax instead of the shuffle gave the very same
+  // wrong bytes, so the fault is outside the reduction (not found yet). Refused:
+  // the host quantizes on the CPU and copies the result into the KV cache.
   if (d.type == kQ8_0) return false;
   for (const pi_tensor* t : {&s, &d}) {
     const TypeSize ts = type_size(t->type);
