@@ -2,21 +2,16 @@
 
 #include <cstdio>
 
+#include "registry/physical_id.hpp"
+
 namespace polyinfer::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
 Json uuid_json(const uint8_t (&uuid)[16]) {
-  std::string hex;
-  bool nonzero = false;
-  for (uint8_t b : uuid) {
-    char buf[3];
-    std::snprintf(buf, sizeof buf, "%02x", b);
-    hex += buf;
-    nonzero = nonzero || b != 0;
-  }
-  return nonzero ? Json(hex) : Json(nullptr);
+  const std::string hex = uuid_hex(uuid);
+  return hex.empty() ? Json(nullptr) : Json(hex);
 }
 
 Json device_json(int index, const pi_device_info& d) {

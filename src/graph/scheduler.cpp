@@ -36,13 +36,6 @@ pi_node probe_node(const Graph& g, const GraphNode& n) {
   return p;
 }
 
-const char* op_name(pi_op op) {
-  static const char* const kNames[] = {"GET_ROWS", "RMS_NORM", "NORM",   "MUL_MAT",  "ADD",
-                                       "MUL",      "SCALE",    "ROPE",   "SOFT_MAX", "FLASH_ATTN",
-                                       "SILU",     "GELU",     "SWIGLU", "CPY",      "ARGMAX"};
-  return op < PI_OP_COUNT ? kNames[op] : "?";
-}
-
 std::string types_of(const Graph& g, const GraphNode& n) {
   std::string s;
   for (TensorId t : n.src) {
@@ -93,7 +86,7 @@ class Placer {
   int supported_wish(const GraphNode& n, std::set<std::string>& notes) const {
     const int d = n.device;
     if (d == o_.cpu_device || devs_[d].supports(probe_node(g_, n))) return d;
-    notes.insert(std::string(op_name(n.op)) + " (" + types_of(g_, n) + ") runs on " +
+    notes.insert(std::string(pi_op_name(n.op)) + " (" + types_of(g_, n) + ") runs on " +
                  devs_[o_.cpu_device].name + ": " + devs_[d].name + " does not support it");
     return o_.cpu_device;
   }
@@ -118,7 +111,7 @@ class Placer {
     }
     if (flops >= o_.min_flops_per_byte * copy_in) return false;
     notes.insert(std::to_string(end - begin) + " node(s) from " +
-                 std::string(op_name(g_.nodes()[begin].op)) + " run on " +
+                 std::string(pi_op_name(g_.nodes()[begin].op)) + " run on " +
                  devs_[o_.cpu_device].name + " rather than " + devs_[d].name +
                  ": copying their inputs costs more than they compute (cost rule, "
                  "POLYINFER_OFFLOAD_MIN_INTENSITY)");

@@ -51,6 +51,8 @@ struct ScheduledGraph {
   int copies = 0;                  // copy nodes
 };
 
+// devices[i] is graph device i. Throws Error(kInvalidArgument) when options.cpu_device is
+// not one of them.
 ScheduledGraph schedule(const Graph& graph, std::span<const SchedDevice> devices,
                         const ScheduleOptions& options);
 

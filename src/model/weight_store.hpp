@@ -40,7 +40,8 @@ class WeightStore {
   void want(const GgufTensorInfo& t, int d);
   // Wraps or allocates and uploads; pages in the wrapped tensors. Throws Error(kBackend).
   void load(const LoadProgress& progress);
-  // Where t is on device d, after load(); t must have been wanted there.
+  // Where t is on device d, after load(). Throws Error(kInvalidArgument) when t was not
+  // wanted there.
   WeightRef ref(const GgufTensorInfo& t, int d) const;
   uint64_t bytes_on(int d) const { return bytes_[static_cast<size_t>(d)]; }
 

@@ -20,6 +20,8 @@ std::string normalized_bus_id(const char* bus_id) {
   return buf;
 }
 
+}  // namespace
+
 std::string uuid_hex(const uint8_t (&uuid)[16]) {
   std::string hex;
   bool nonzero = false;
@@ -29,14 +31,13 @@ std::string uuid_hex(const uint8_t (&uuid)[16]) {
     hex += buf;
     nonzero = nonzero || b != 0;
   }
-  return nonzero ? "uuid:" + hex : "";
+  return nonzero ? hex : "";
 }
-
-}  // namespace
 
 std::string physical_device_id(const pi_device_info& info) {
   const std::string pci = info.bus_id[0] ? normalized_bus_id(info.bus_id) : "";
-  return pci.empty() ? uuid_hex(info.uuid) : pci;
+  const std::string uuid = uuid_hex(info.uuid);
+  return !pci.empty() ? pci : uuid.empty() ? "" : "uuid:" + uuid;
 }
 
 }  // namespace polyinfer

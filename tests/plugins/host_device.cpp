@@ -26,11 +26,6 @@ const pi_backend_vtable& cpu() {
   return *polyinfer_cpu_backend_entry();
 }
 
-constexpr const char* kOpNames[] = {"GET_ROWS", "RMS_NORM", "NORM",   "MUL_MAT",  "ADD",
-                                    "MUL",      "SCALE",    "ROPE",   "SOFT_MAX", "FLASH_ATTN",
-                                    "SILU",     "GELU",     "SWIGLU", "CPY",      "ARGMAX"};
-static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == PI_OP_COUNT);
-
 uint64_t memory_total() {
   const char* v = std::getenv("POLYINFER_HOST_DEVICE_MEMORY");
   return v && *v ? std::strtoull(v, nullptr, 10) : 1ull << 30;
@@ -41,7 +36,7 @@ std::set<uint32_t> unsupported_ops() {
   const std::string list = v ? v : "ROPE";
   std::set<uint32_t> out;
   for (uint32_t op = 0; op < PI_OP_COUNT; ++op) {
-    const std::string_view name = kOpNames[op];
+    const std::string_view name = pi_op_name(op);
     for (size_t at = list.find(name); at != std::string::npos; at = list.find(name, at + 1)) {
       const size_t end = at + name.size();
       if ((at == 0 || list[at - 1] == ',') && (end == list.size() || list[end] == ',')) {
@@ -193,7 +188,7 @@ pi_status graph_submit(pi_stream s, const pi_graph* g) {
   for (pi_node& n : nodes) {
     if (!supports(d, &n)) {
       return fail(d, PI_ERR_UNSUPPORTED,
-                  std::string("host-device does not run ") + kOpNames[n.op % PI_OP_COUNT]);
+                  std::string("host-device does not run ") + pi_op_name(n.op));
     }
     for (uint32_t k = 0; k < n.n_src; ++k) to_cpu(n.src[k]);
     to_cpu(n.dst);

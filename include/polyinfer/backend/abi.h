@@ -151,6 +151,15 @@ typedef struct pi_backend_vtable {
 
 typedef const pi_backend_vtable* (*pi_backend_entry_fn)(void);
 
+/* The op's name as docs/OPS.md spells it ("FLASH_ATTN"), "unknown op" outside
+ * the set: for messages, shared by the host and every plugin. */
+static inline const char* pi_op_name(uint32_t op) {
+  static const char* const names[PI_OP_COUNT] = {
+      "GET_ROWS", "RMS_NORM",   "NORM", "MUL_MAT", "ADD",    "MUL", "SCALE", "ROPE",
+      "SOFT_MAX", "FLASH_ATTN", "SILU", "GELU",    "SWIGLU", "CPY", "ARGMAX"};
+  return op < PI_OP_COUNT ? names[op] : "unknown op";
+}
+
 #ifdef __cplusplus
 }
 #endif

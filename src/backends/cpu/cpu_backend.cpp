@@ -43,11 +43,6 @@ const OpImpl* const kOps[PI_OP_COUNT] = {
     &kOpSoftMax, &kOpFlashAttn, &kOpSilu, &kOpGelu,   &kOpSwiglu, &kOpCpy, &kOpArgmax,
 };
 
-const char* const kOpNames[PI_OP_COUNT] = {
-    "GET_ROWS", "RMS_NORM",   "NORM", "MUL_MAT", "ADD",    "MUL", "SCALE",  "ROPE",
-    "SOFT_MAX", "FLASH_ATTN", "SILU", "GELU",    "SWIGLU", "CPY", "ARGMAX",
-};
-
 // Allocated buffers, so buffer_free can tell them from wrapped host memory.
 std::mutex g_owned_mutex;
 std::unordered_set<void*> g_owned;
@@ -176,8 +171,7 @@ pi_status graph_submit(pi_stream s, const pi_graph* graph) {
   for (uint32_t i = 0; i < graph->n_nodes; ++i) {
     const pi_node& n = graph->nodes[i];
     if (!supports(dev, &n)) {
-      dev->error = std::string("CPU backend: node ") + std::to_string(i) + " (" +
-                   (n.op < PI_OP_COUNT ? kOpNames[n.op] : "unknown op") +
+      dev->error = std::string("CPU backend: node ") + std::to_string(i) + " (" + pi_op_name(n.op) +
                    ") has types or shapes it does not support";
       return PI_ERR_UNSUPPORTED;
     }

@@ -27,11 +27,6 @@ const OpImpl* const kOps[PI_OP_COUNT] = {
     &kOpSoftMax, &kOpFlashAttn, &kOpSilu, &kOpGelu,   &kOpSwiglu, &kOpCpy, &kOpArgmax,
 };
 
-const char* const kOpNames[PI_OP_COUNT] = {
-    "GET_ROWS", "RMS_NORM",   "NORM", "MUL_MAT", "ADD",    "MUL", "SCALE",  "ROPE",
-    "SOFT_MAX", "FLASH_ATTN", "SILU", "GELU",    "SWIGLU", "CPY", "ARGMAX",
-};
-
 // cuBLAS's workspace per stream, set explicitly so that a captured GEMM
 // allocates nothing.
 constexpr size_t kCublasWorkspace = size_t{32} << 20;
@@ -206,9 +201,9 @@ std::string enqueue(pi_stream s, const pi_graph& g) {
     const View dst = view_of(n.dst);
     const LaunchContext c{
         n, src, dst, s->stream, s->scratch.data(), s->scratch.size(), s->cublas, s->dev->sm_count};
-    if (const char* e = kOps[n.op]->launch(c)) return std::string(kOpNames[n.op]) + ": " + e;
+    if (const char* e = kOps[n.op]->launch(c)) return std::string(pi_op_name(n.op)) + ": " + e;
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-      return std::string(kOpNames[n.op]) + " launch: " + cudaGetErrorString(e);
+      return std::string(pi_op_name(n.op)) + " launch: " + cudaGetErrorString(e);
     }
   }
   return {};
@@ -221,8 +216,7 @@ pi_status graph_submit(pi_stream s, const pi_graph* graph) {
     const pi_node& n = graph->nodes[i];
     if (!supports(dev, &n)) {
       return fail(dev, PI_ERR_UNSUPPORTED,
-                  "CUDA backend: node " + std::to_string(i) + " (" +
-                      (n.op < PI_OP_COUNT ? kOpNames[n.op] : "unknown op") +
+                  "CUDA backend: node " + std::to_string(i) + " (" + pi_op_name(n.op) +
                       ") has types or shapes it does not support");
     }
     const size_t need = kOps[n.op]->scratch(n);

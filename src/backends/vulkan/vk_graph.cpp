@@ -75,7 +75,7 @@ std::string graph_signature(pi_device dev, const pi_graph& g) {
     std::string why;
     if (!plan_node(n, dev->features.subgroup_arith, &plan, &why)) {
       throw VkError(PI_ERR_UNSUPPORTED, "Vulkan backend: node " + std::to_string(i) + " (" +
-                                            op_name(n.op) + ") is not supported: " + why);
+                                            pi_op_name(n.op) + ") is not supported: " + why);
     }
     append(sig, n.op);
     append(sig, n.i);
@@ -177,7 +177,7 @@ std::shared_ptr<RecordedGraph> recorded_graph(pi_device dev, const pi_graph& g,
     const uint64_t gx = std::min<uint64_t>(plan.groups, kMaxGroupsX);
     const uint64_t gy = (plan.groups + gx - 1) / gx;
     if (gy > kMaxGroupsX) {
-      throw VkError(PI_ERR_UNSUPPORTED, "node " + std::to_string(i) + " (" + op_name(n.op) +
+      throw VkError(PI_ERR_UNSUPPORTED, "node " + std::to_string(i) + " (" + pi_op_name(n.op) +
                                             ") needs more workgroups than one dispatch holds");
     }
     vkCmdBindPipeline(rg->cmd, VK_PIPELINE_BIND_POINT_COMPUTE,

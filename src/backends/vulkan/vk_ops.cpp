@@ -129,14 +129,6 @@ void rope_extra(const pi_node& n, OpPlan* p) {
 
 }  // namespace
 
-const char* op_name(uint32_t op) {
-  static const char* const names[PI_OP_COUNT] = {
-      "GET_ROWS", "RMS_NORM",   "NORM", "MUL_MAT", "ADD",    "MUL", "SCALE",  "ROPE",
-      "SOFT_MAX", "FLASH_ATTN", "SILU", "GELU",    "SWIGLU", "CPY", "ARGMAX",
-  };
-  return op < PI_OP_COUNT ? names[op] : "unknown op";
-}
-
 uint64_t tensor_extent(const pi_tensor& t) {
   TypeInfo ti{1, 4};
   type_info(t.type, &ti);

@@ -27,8 +27,6 @@ struct OpPlan {
 // true and a plan if the Vulkan backend runs this node; false and a reason if not.
 bool plan_node(const pi_node& n, bool subgroup_arith, OpPlan* plan, std::string* why);
 
-const char* op_name(uint32_t op);
-
 // Bytes from a tensor's first byte to one past its last (for block types nb[0]
 // is the block size and ne[0] counts elements).
 uint64_t tensor_extent(const pi_tensor& t);
