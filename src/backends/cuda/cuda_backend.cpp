@@ -9,6 +9,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -64,7 +65,9 @@ pi_status device_open(int index, const char* options, pi_device* out) {
   dev->index = index;
   dev->sm_count = p.multiProcessorCount;
   const char* env = std::getenv("POLYINFER_CUDA_GRAPHS");
-  dev->graphs = !option_off(options, "graphs=") && !(env != nullptr && env[0] == '0');
+  dev->profile = profile_mode_from_env();
+  dev->graphs = !option_off(options, "graphs=") && !(env != nullptr && env[0] == '0') &&
+                dev->profile != ProfileMode::kKernels;
   *out = dev;
   return PI_OK;
 }
@@ -125,7 +128,8 @@ pi_status buffer_write(pi_stream s, pi_buffer buf, uint64_t offset, const void* 
   return PI_OK;
 }
 
-pi_status buffer_read(pi_stream s, pi_buffer buf, uint64_t offset, void* dst, uint64_t size) {
+pi_status buffer_read_untimed(pi_stream s, pi_buffer buf, uint64_t offset, void* dst,
+                             uint64_t size) {
   if (pi_status st = check_range(buf, offset, size); st != PI_OK) return st;
   if (cudaError_t e =
           cudaMemcpyAsync(dst, buf->ptr + offset, size, cudaMemcpyDeviceToHost, s->stream);
@@ -135,12 +139,25 @@ pi_status buffer_read(pi_stream s, pi_buffer buf, uint64_t offset, void* dst, ui
   if (cudaError_t e = cudaStreamSynchronize(s->stream); e != cudaSuccess) {
     return cuda_fail(s->dev, "cudaStreamSynchronize", e);
   }
+  s->profiler.collect();
   return PI_OK;
+}
+
+// In host profiling, a read's time is mostly the wait for the stream's work.
+pi_status buffer_read(pi_stream s, pi_buffer buf, uint64_t offset, void* dst, uint64_t size) {
+  if (s->dev->profile != ProfileMode::kHost) return buffer_read_untimed(s, buf, offset, dst, size);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pi_status st = buffer_read_untimed(s, buf, offset, dst, size);
+  const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - t0;
+  s->profiler.add_submit("buffer_read (waits for the stream)", ms.count());
+  return st;
 }
 
 void stream_destroy(pi_stream s) {
   if (s == nullptr) return;
   if (s->stream) cudaStreamSynchronize(s->stream);
+  s->profiler.collect();
+  if (const std::string r = s->profiler.report(); !r.empty()) std::fputs(r.c_str(), stderr);
   if (s->cublas) cublasDestroy(s->cublas);
   if (s->cublas_workspace) cudaFree(s->cublas_workspace);
   if (s->stream) cudaStreamDestroy(s->stream);
@@ -175,6 +192,7 @@ pi_status stream_sync(pi_stream s) {
   if (cudaError_t e = cudaStreamSynchronize(s->stream); e != cudaSuccess) {
     return cuda_fail(s->dev, "cudaStreamSynchronize", e);
   }
+  s->profiler.collect();
   return PI_OK;
 }
 
@@ -201,7 +219,10 @@ std::string enqueue(pi_stream s, const pi_graph& g) {
     const View dst = view_of(n.dst);
     const LaunchContext c{
         n, src, dst, s->stream, s->scratch.data(), s->scratch.size(), s->cublas, s->dev->sm_count};
+    const bool timed = s->dev->profile == ProfileMode::kKernels;
+    if (timed) s->profiler.begin_node(s->stream, n);
     if (const char* e = kOps[n.op]->launch(c)) return std::string(pi_op_name(n.op)) + ": " + e;
+    if (timed) s->profiler.end_node(s->stream);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
       return std::string(pi_op_name(n.op)) + " launch: " + cudaGetErrorString(e);
     }
@@ -209,7 +230,7 @@ std::string enqueue(pi_stream s, const pi_graph& g) {
   return {};
 }
 
-pi_status graph_submit(pi_stream s, const pi_graph* graph) {
+pi_status graph_submit_untimed(pi_stream s, const pi_graph* graph, const char** action) {
   pi_device dev = s->dev;
   size_t scratch = 0;
   for (uint32_t i = 0; i < graph->n_nodes; ++i) {
@@ -236,14 +257,17 @@ pi_status graph_submit(pi_stream s, const pi_graph* graph) {
   cudaGraphExec_t exec = nullptr;
   switch (s->graphs.lookup(keys, &exec)) {
     case GraphCache::Action::kReplay:
+      *action = "replay";
       if (cudaError_t e = cudaGraphLaunch(exec, s->stream); e != cudaSuccess)
         return cuda_fail(dev, "cudaGraphLaunch", e);
       return PI_OK;
     case GraphCache::Action::kEager: {
+      *action = "eager (topology seen first)";
       const std::string err = enqueue(s, *graph);
       return err.empty() ? PI_OK : fail(dev, PI_ERR_DEVICE, "CUDA backend: " + err);
     }
     case GraphCache::Action::kCapture:
+      *action = "capture + update";
       break;
   }
   if (cudaError_t e = cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal);
@@ -267,6 +291,19 @@ pi_status graph_submit(pi_stream s, const pi_graph* graph) {
   if (e = cudaGraphLaunch(exec, s->stream); e != cudaSuccess)
     return cuda_fail(dev, "cudaGraphLaunch", e);
   return PI_OK;
+}
+
+pi_status graph_submit(pi_stream s, const pi_graph* graph) {
+  if (s->dev->profile != ProfileMode::kHost) {
+    const char* action = nullptr;
+    return graph_submit_untimed(s, graph, &action);
+  }
+  const char* action = "eager (graphs off)";
+  const auto t0 = std::chrono::steady_clock::now();
+  const pi_status st = graph_submit_untimed(s, graph, &action);
+  const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - t0;
+  s->profiler.add_submit(action, ms.count());
+  return st;
 }
 
 const pi_backend_vtable kVtable{

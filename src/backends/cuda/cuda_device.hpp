@@ -1,6 +1,6 @@
 // The objects behind the opaque handles of the ABI: an opened device, a
 // buffer (device memory plus its size), a stream with its own cuBLAS handle,
-// scratch pool and graph cache.
+// scratch pool, graph cache and profiler.
 #pragma once
 
 #include <cublas_v2.h>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/cuda/graph_cache.hpp"
+#include "backends/cuda/profiler.hpp"
 #include "backends/cuda/scratch_pool.hpp"
 #include "polyinfer/backend/abi.h"
 
@@ -16,6 +17,7 @@ struct pi_device_s {
   int index = 0;
   int sm_count = 0;
   bool graphs = true;  // capture and replay repeated submits (option graphs=0 turns it off)
+  polyinfer::cuda::ProfileMode profile = polyinfer::cuda::ProfileMode::kOff;
   std::string error;
 };
 
@@ -32,4 +34,5 @@ struct pi_stream_s {
   void* cublas_workspace = nullptr;
   polyinfer::cuda::ScratchPool scratch;
   polyinfer::cuda::GraphCache graphs;
+  polyinfer::cuda::Profiler profiler;
 };
