@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string>
 
+#include "backends/cuda/act_quant_cache.hpp"
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/cuda_ops.hpp"
 #include "backends/cuda/cuda_probe.hpp"
@@ -129,7 +130,7 @@ pi_status buffer_write(pi_stream s, pi_buffer buf, uint64_t offset, const void* 
 }
 
 pi_status buffer_read_untimed(pi_stream s, pi_buffer buf, uint64_t offset, void* dst,
-                             uint64_t size) {
+                              uint64_t size) {
   if (pi_status st = check_range(buf, offset, size); st != PI_OK) return st;
   if (cudaError_t e =
           cudaMemcpyAsync(dst, buf->ptr + offset, size, cudaMemcpyDeviceToHost, s->stream);
@@ -210,19 +211,38 @@ View view_of(const pi_tensor& t) {
   return v;
 }
 
+// Whether a node's destination may share bytes with the cached activations
+// (bounds from the strides, generous for block types).
+bool overlaps(const View& dst, const ActQuantCache& a) {
+  uint64_t span = dst.nb[0] > 4 ? static_cast<uint64_t>(dst.nb[0]) : 4;
+  for (int d = 0; d < 4; ++d) span += static_cast<uint64_t>((dst.ne[d] - 1) * dst.nb[d]);
+  const uint8_t* a_end = a.data + (a.ncols - 1) * a.nb1 + 4 * a.k;
+  return dst.data < a_end && a.data < dst.data + span;
+}
+
 // Enqueues every node's kernels on the stream; nullptr or what failed.
 std::string enqueue(pi_stream s, const pi_graph& g) {
+  ActQuantCache act_cache;
   for (uint32_t i = 0; i < g.n_nodes; ++i) {
     const pi_node& n = g.nodes[i];
     View src[PI_MAX_SRC];
     for (int j = 0; j < PI_MAX_SRC; ++j) src[j] = view_of(n.src[j]);
     const View dst = view_of(n.dst);
-    const LaunchContext c{
-        n, src, dst, s->stream, s->scratch.data(), s->scratch.size(), s->cublas, s->dev->sm_count};
+    if (n.op != PI_OP_MUL_MAT) act_cache.valid = false;
+    const LaunchContext c{n,
+                          src,
+                          dst,
+                          s->stream,
+                          s->scratch.data(),
+                          s->scratch.size(),
+                          s->cublas,
+                          s->dev->sm_count,
+                          &act_cache};
     const bool timed = s->dev->profile == ProfileMode::kKernels;
     if (timed) s->profiler.begin_node(s->stream, n);
     if (const char* e = kOps[n.op]->launch(c)) return std::string(pi_op_name(n.op)) + ": " + e;
     if (timed) s->profiler.end_node(s->stream);
+    if (act_cache.valid && overlaps(dst, act_cache)) act_cache.valid = false;
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
       return std::string(pi_op_name(n.op)) + " launch: " + cudaGetErrorString(e);
     }
@@ -262,7 +282,7 @@ pi_status graph_submit_untimed(pi_stream s, const pi_graph* graph, const char** 
         return cuda_fail(dev, "cudaGraphLaunch", e);
       return PI_OK;
     case GraphCache::Action::kEager: {
-      *action = "eager (topology seen first)";
+      *action = "eager (signature seen first)";
       const std::string err = enqueue(s, *graph);
       return err.empty() ? PI_OK : fail(dev, PI_ERR_DEVICE, "CUDA backend: " + err);
     }

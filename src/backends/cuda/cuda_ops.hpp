@@ -14,6 +14,7 @@
 namespace polyinfer::cuda {
 
 struct View;
+struct ActQuantCache;
 
 // What a launch gets: the node, its tensors resolved to device addresses,
 // the stream, scratch from the stream's pool and the stream's cuBLAS handle.
@@ -26,6 +27,7 @@ struct LaunchContext {
   size_t scratch_size;
   cublasHandle_t cublas;
   int sm_count;
+  ActQuantCache* act_cache;  // MUL_MAT's quantized activations in scratch
 };
 
 struct OpImpl {

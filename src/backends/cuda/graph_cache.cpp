@@ -62,16 +62,13 @@ GraphCache::Action GraphCache::lookup(const GraphKeys& keys, cudaGraphExec_t* ex
       return Action::kReplay;
     }
   }
-  for (const Entry& e : entries_) {
-    if (e.keys.topology == keys.topology) return Action::kCapture;
-  }
   for (auto it = seen_.begin(); it != seen_.end(); ++it) {
-    if (*it == keys.topology) {
+    if (*it == keys.full) {
       seen_.erase(it);
       return Action::kCapture;
     }
   }
-  seen_.push_front(keys.topology);
+  seen_.push_front(keys.full);
   if (seen_.size() > kMaxEntries) seen_.pop_back();
   return Action::kEager;
 }

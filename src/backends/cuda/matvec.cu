@@ -339,8 +339,10 @@ size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches) 
 }
 
 void launch_matvec(const View& w, uint32_t type, const View& a, const View& d, uint8_t* scratch,
-                   cudaStream_t stream) {
+                   ActQuantCache* cache, cudaStream_t stream) {
   const bool fast = use_fast(w, type, a) && (type == kF16 || scratch != nullptr);
+  // One pass only: a second pass's quantized columns overwrite the first's.
+  if (a.ne[1] > kMaxVecCols) cache = nullptr;
   for (int64_t c0 = 0; c0 < a.ne[1]; c0 += kMaxVecCols) {
     const int ncols = static_cast<int>(a.ne[1] - c0 < kMaxVecCols ? a.ne[1] - c0 : kMaxVecCols);
     View ac = a, dc = d;
@@ -357,9 +359,14 @@ void launch_matvec(const View& w, uint32_t type, const View& a, const View& d, u
         p.aq = reinterpret_cast<int8_t*>(scratch);
         p.ad = reinterpret_cast<float*>(scratch + codes);
         p.as = p.ad + ncols * (k / 32);
-        const int64_t warps = ncols * (k / 32);
-        quantize_act<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, stream>>>(ac, ncols, p.aq,
-                                                                                 p.ad, p.as);
+        const bool cached = cache != nullptr && cache->valid && cache->data == ac.data &&
+                            cache->k == k && cache->ncols == ncols && cache->nb1 == a.nb[1];
+        if (!cached) {
+          const int64_t warps = ncols * (k / 32);
+          quantize_act<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, stream>>>(ac, ncols, p.aq,
+                                                                                   p.ad, p.as);
+          if (cache != nullptr) *cache = ActQuantCache{ac.data, k, ncols, a.nb[1], true};
+        }
       }
       switch (type) {
         case kQ4_0:

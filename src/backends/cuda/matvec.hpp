@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "backends/cuda/act_quant_cache.hpp"
 #include "backends/cuda/cuda_common.cuh"
 
 namespace polyinfer::cuda {
@@ -20,8 +21,9 @@ constexpr int kMaxVecCols = 8;
 size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches);
 
 // dst[n, m, b2, b3] = Σ_k W[k, n, b2/r2, b3/r3] · A[k, m, b2, b3] for every m
-// (in passes of kMaxVecCols columns). `scratch` holds matvec_scratch() bytes.
+// (in passes of kMaxVecCols columns). `scratch` holds matvec_scratch() bytes;
+// `cache` (may be null) says whether it already holds these activations.
 void launch_matvec(const View& w, uint32_t type, const View& a, const View& d, uint8_t* scratch,
-                   cudaStream_t stream);
+                   ActQuantCache* cache, cudaStream_t stream);
 
 }  // namespace polyinfer::cuda

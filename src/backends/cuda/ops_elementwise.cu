@@ -1,6 +1,6 @@
 // Element-wise ops: ADD and MUL (with broadcast of src1), SCALE, SILU, GELU,
-// SWIGLU. One kernel walks rows (block-strided) and the elements of a row
-// (thread-strided), so any row strides work and row i0 reads stay coalesced.
+// SWIGLU. One kernel walks rows (grid y) and the elements of a row (grid x),
+// so any row strides work and row i0 reads stay coalesced.
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
 
@@ -22,9 +22,12 @@ __device__ __forceinline__ float gelu(float x) {
   return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
 }
 
+// Grid x covers a row's elements (a decode step's row of 14,336 values gets
+// 56 blocks, not one), grid y the rows; both stride for larger tensors.
 __global__ void ew_kernel(Ew op, View a, View b, View d, float s) {
   const int64_t rows = a.ne[1] * a.ne[2] * a.ne[3];
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+  const int64_t ne0 = a.ne[0], bne0 = b.ne[0];
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
     const int64_t i1 = r % a.ne[1], i2 = (r / a.ne[1]) % a.ne[2], i3 = r / (a.ne[1] * a.ne[2]);
     const float* x = reinterpret_cast<const float*>(row_at(a, i1, i2, i3));
     float* y = reinterpret_cast<float*>(row_at(d, i1, i2, i3));
@@ -32,15 +35,16 @@ __global__ void ew_kernel(Ew op, View a, View b, View d, float s) {
     if (op == Ew::kAdd || op == Ew::kMul || op == Ew::kSwiglu) {
       z = reinterpret_cast<const float*>(row_at(b, i1 % b.ne[1], i2 % b.ne[2], i3 % b.ne[3]));
     }
-    for (int64_t i = threadIdx.x; i < a.ne[0]; i += blockDim.x) {
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < ne0;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
       const float v = x[i];
       float out;
       switch (op) {
         case Ew::kAdd:
-          out = v + z[i % b.ne[0]];
+          out = v + z[bne0 == ne0 ? i : i % bne0];
           break;
         case Ew::kMul:
-          out = v * z[i % b.ne[0]];
+          out = v * z[bne0 == ne0 ? i : i % bne0];
           break;
         case Ew::kScale:
           out = v * s;
@@ -61,10 +65,12 @@ __global__ void ew_kernel(Ew op, View a, View b, View d, float s) {
 }
 
 const char* launch(const LaunchContext& c, Ew op) {
+  constexpr int kThreads = 256;
   const int64_t rows = c.dst.ne[1] * c.dst.ne[2] * c.dst.ne[3];
-  const int threads = c.dst.ne[0] >= 256 ? 256 : (c.dst.ne[0] >= 64 ? 64 : 32);
-  const unsigned grid = static_cast<unsigned>(rows < 65536 ? rows : 65536);
-  ew_kernel<<<grid, threads, 0, c.stream>>>(op, c.src[0], c.src[1], c.dst, c.node.f[0]);
+  const int64_t per_row = (c.dst.ne[0] + kThreads - 1) / kThreads;
+  const dim3 grid(static_cast<unsigned>(per_row < 65536 ? per_row : 65536),
+                  static_cast<unsigned>(rows < 65535 ? rows : 65535));
+  ew_kernel<<<grid, kThreads, 0, c.stream>>>(op, c.src[0], c.src[1], c.dst, c.node.f[0]);
   return nullptr;
 }
 

@@ -144,9 +144,10 @@ const char* launch_gemm(const LaunchContext& c) {
 
 const char* launch_mul_mat(const LaunchContext& c) {
   if (!use_gemm(c.node)) {
-    launch_matvec(c.src[0], c.node.src[0].type, c.src[1], c.dst, c.scratch, c.stream);
+    launch_matvec(c.src[0], c.node.src[0].type, c.src[1], c.dst, c.scratch, c.act_cache, c.stream);
     return nullptr;
   }
+  c.act_cache->valid = false;  // the GEMM's tiles overwrite scratch
   return launch_gemm(c);
 }
 

@@ -6,7 +6,9 @@
 namespace polyinfer::cuda {
 namespace {
 
-constexpr int kThreads = 256;
+// A few rows (decode) get a block of 1,024 threads each, so a 4,096-value
+// row is 4 loads per thread, not 16; many rows (prefill) fill the GPU anyway.
+constexpr int kThreads = 256, kThreadsFewRows = 1024, kFewRows = 64;
 
 __global__ void norm_kernel(View x, View y, float eps, bool rms) {
   __shared__ float tmp[32];
@@ -37,7 +39,8 @@ bool supports_norm(const pi_node& n) {
 
 const char* launch_norm(const LaunchContext& c, bool rms) {
   const int64_t rows = nrows(c.node.src[0]);
-  norm_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), kThreads, 0, c.stream>>>(
+  const int threads = rows < kFewRows ? kThreadsFewRows : kThreads;
+  norm_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), threads, 0, c.stream>>>(
       c.src[0], c.dst, c.node.f[0], rms);
   return nullptr;
 }

@@ -13,10 +13,12 @@ namespace {
 std::string node_key(const pi_node& n) {
   std::string k = pi_op_name(n.op);
   if (n.op != PI_OP_MUL_MAT && n.op != PI_OP_FLASH_ATTN) return k;
-  char buf[128];
-  std::snprintf(buf, sizeof buf, " t%u %lldx%lld * %lld", n.src[0].type,
+  char buf[160];
+  std::snprintf(buf, sizeof buf, " t%u %lldx%lld * %lld (nb1 %llu -> %llu)", n.src[0].type,
                 static_cast<long long>(n.src[0].ne[0]), static_cast<long long>(n.src[0].ne[1]),
-                static_cast<long long>(n.src[1].ne[1]));
+                static_cast<long long>(n.src[1].ne[1]),
+                static_cast<unsigned long long>(n.src[1].nb[1]),
+                static_cast<unsigned long long>(n.dst.nb[1]));
   return k + buf;
 }
 
