@@ -158,6 +158,10 @@ const AttnShape kShapes[] = {
     {"head128_gqa4", 128, 4, 1, 5, 133, Mask::kCausal},
     {"masked_row", 32, 2, 1, 4, 19, Mask::kCausalOneRowHidden},
     {"head40_gqa8", 40, 8, 1, 3, 29, Mask::kCausal},  // D no vector width divides
+    // Decode over several KV chunks (backends split n_kv and merge): GQA 4 and 8.
+    {"decode_head128_gqa4_long", 128, 8, 2, 1, 300, Mask::kCausal},
+    {"decode_head32_gqa8_long", 32, 8, 1, 1, 130, Mask::kCausal},
+    {"decode_all_masked_long", 64, 4, 1, 1, 150, Mask::kCausalOneRowHidden},
 };
 
 std::vector<AttnCase> all_cases() {

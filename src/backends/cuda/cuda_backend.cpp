@@ -1,6 +1,6 @@
-// The CUDA plugin's vtable: devices, buffers (cudaMalloc), streams (one CUDA
-// stream, cuBLAS handle, scratch pool and graph cache each) and graph_submit,
-// which enqueues every node's kernels and returns without waiting.
+// The CUDA plugin's vtable: devices, buffers (cudaMalloc) and streams (one
+// CUDA stream, cuBLAS handle, scratch pool and graph cache each);
+// graph_submit.cpp enqueues graphs.
 //
 // buffer_write copies from pageable host memory with cudaMemcpyAsync, which
 // returns once the source has been staged, so the caller may reuse it at once;
@@ -15,36 +15,19 @@
 #include <cstring>
 #include <string>
 
-#include "backends/cuda/act_quant_cache.hpp"
 #include "backends/cuda/cuda_device.hpp"
-#include "backends/cuda/cuda_ops.hpp"
 #include "backends/cuda/cuda_probe.hpp"
-#include "backends/cuda/view.hpp"
+#include "backends/cuda/cuda_status.hpp"
+#include "backends/cuda/graph_submit.hpp"
 
 namespace polyinfer::cuda {
 namespace {
-
-const OpImpl* const kOps[PI_OP_COUNT] = {
-    &kOpGetRows, &kOpRmsNorm,   &kOpNorm, &kOpMulMat, &kOpAdd,    &kOpMul, &kOpScale,  &kOpRope,
-    &kOpSoftMax, &kOpFlashAttn, &kOpSilu, &kOpGelu,   &kOpSwiglu, &kOpCpy, &kOpArgmax,
-};
 
 // cuBLAS's workspace per stream, set explicitly so that a captured GEMM
 // allocates nothing.
 constexpr size_t kCublasWorkspace = size_t{32} << 20;
 
 std::string g_open_error;
-
-pi_status fail(pi_device dev, pi_status s, const std::string& what) {
-  if (dev != nullptr) dev->error = what;
-  return s;
-}
-
-pi_status cuda_fail(pi_device dev, const char* call, cudaError_t e) {
-  cudaGetLastError();
-  return fail(dev, e == cudaErrorMemoryAllocation ? PI_ERR_OUT_OF_MEMORY : PI_ERR_DEVICE,
-              std::string("CUDA backend: ") + call + ": " + cudaGetErrorString(e));
-}
 
 bool option_off(const char* options, const char* key) {
   if (options == nullptr) return false;
@@ -195,135 +178,6 @@ pi_status stream_sync(pi_stream s) {
   }
   s->profiler.collect();
   return PI_OK;
-}
-
-int supports(pi_device, const pi_node* node) {
-  return node->op < PI_OP_COUNT && kOps[node->op]->supports(*node) ? 1 : 0;
-}
-
-View view_of(const pi_tensor& t) {
-  View v{};
-  v.data = t.buffer ? t.buffer->ptr + t.offset : nullptr;
-  for (int d = 0; d < 4; ++d) {
-    v.ne[d] = t.ne[d];
-    v.nb[d] = static_cast<int64_t>(t.nb[d]);
-  }
-  return v;
-}
-
-// Whether a node's destination may share bytes with the cached activations
-// (bounds from the strides, generous for block types).
-bool overlaps(const View& dst, const ActQuantCache& a) {
-  uint64_t span = dst.nb[0] > 4 ? static_cast<uint64_t>(dst.nb[0]) : 4;
-  for (int d = 0; d < 4; ++d) span += static_cast<uint64_t>((dst.ne[d] - 1) * dst.nb[d]);
-  const uint8_t* a_end = a.data + (a.ncols - 1) * a.nb1 + 4 * a.k;
-  return dst.data < a_end && a.data < dst.data + span;
-}
-
-// Enqueues every node's kernels on the stream; nullptr or what failed.
-std::string enqueue(pi_stream s, const pi_graph& g) {
-  ActQuantCache act_cache;
-  for (uint32_t i = 0; i < g.n_nodes; ++i) {
-    const pi_node& n = g.nodes[i];
-    View src[PI_MAX_SRC];
-    for (int j = 0; j < PI_MAX_SRC; ++j) src[j] = view_of(n.src[j]);
-    const View dst = view_of(n.dst);
-    if (n.op != PI_OP_MUL_MAT) act_cache.valid = false;
-    const LaunchContext c{n,
-                          src,
-                          dst,
-                          s->stream,
-                          s->scratch.data(),
-                          s->scratch.size(),
-                          s->cublas,
-                          s->dev->sm_count,
-                          &act_cache};
-    const bool timed = s->dev->profile == ProfileMode::kKernels;
-    if (timed) s->profiler.begin_node(s->stream, n);
-    if (const char* e = kOps[n.op]->launch(c)) return std::string(pi_op_name(n.op)) + ": " + e;
-    if (timed) s->profiler.end_node(s->stream);
-    if (act_cache.valid && overlaps(dst, act_cache)) act_cache.valid = false;
-    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-      return std::string(pi_op_name(n.op)) + " launch: " + cudaGetErrorString(e);
-    }
-  }
-  return {};
-}
-
-pi_status graph_submit_untimed(pi_stream s, const pi_graph* graph, const char** action) {
-  pi_device dev = s->dev;
-  size_t scratch = 0;
-  for (uint32_t i = 0; i < graph->n_nodes; ++i) {
-    const pi_node& n = graph->nodes[i];
-    if (!supports(dev, &n)) {
-      return fail(dev, PI_ERR_UNSUPPORTED,
-                  "CUDA backend: node " + std::to_string(i) + " (" + pi_op_name(n.op) +
-                      ") has types or shapes it does not support");
-    }
-    const size_t need = kOps[n.op]->scratch(n);
-    scratch = need > scratch ? need : scratch;
-  }
-  cudaSetDevice(dev->index);
-  bool moved = false;
-  if (cudaError_t e = s->scratch.reserve(scratch, s->stream, &moved); e != cudaSuccess) {
-    return cuda_fail(dev, "cudaMalloc (scratch)", e);
-  }
-  if (moved) s->graphs.clear();
-  if (!dev->graphs) {
-    const std::string err = enqueue(s, *graph);
-    return err.empty() ? PI_OK : fail(dev, PI_ERR_DEVICE, "CUDA backend: " + err);
-  }
-  const GraphKeys keys = graph_keys(*graph);
-  cudaGraphExec_t exec = nullptr;
-  switch (s->graphs.lookup(keys, &exec)) {
-    case GraphCache::Action::kReplay:
-      *action = "replay";
-      if (cudaError_t e = cudaGraphLaunch(exec, s->stream); e != cudaSuccess)
-        return cuda_fail(dev, "cudaGraphLaunch", e);
-      return PI_OK;
-    case GraphCache::Action::kEager: {
-      *action = "eager (signature seen first)";
-      const std::string err = enqueue(s, *graph);
-      return err.empty() ? PI_OK : fail(dev, PI_ERR_DEVICE, "CUDA backend: " + err);
-    }
-    case GraphCache::Action::kCapture:
-      *action = "capture + update";
-      break;
-  }
-  if (cudaError_t e = cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal);
-      e != cudaSuccess) {
-    return cuda_fail(dev, "cudaStreamBeginCapture", e);
-  }
-  const std::string err = enqueue(s, *graph);
-  cudaGraph_t captured = nullptr;
-  const cudaError_t end = cudaStreamEndCapture(s->stream, &captured);
-  if (!err.empty() || end != cudaSuccess) {
-    if (captured) cudaGraphDestroy(captured);
-    cudaGetLastError();
-    return fail(
-        dev, PI_ERR_DEVICE,
-        "CUDA backend: capture: " + (err.empty() ? std::string(cudaGetErrorString(end)) : err));
-  }
-  cudaError_t e = cudaSuccess;
-  exec = s->graphs.install(keys, captured, &e);
-  cudaGraphDestroy(captured);
-  if (exec == nullptr) return cuda_fail(dev, "cudaGraphInstantiate", e);
-  if (e = cudaGraphLaunch(exec, s->stream); e != cudaSuccess)
-    return cuda_fail(dev, "cudaGraphLaunch", e);
-  return PI_OK;
-}
-
-pi_status graph_submit(pi_stream s, const pi_graph* graph) {
-  if (s->dev->profile != ProfileMode::kHost) {
-    const char* action = nullptr;
-    return graph_submit_untimed(s, graph, &action);
-  }
-  const char* action = "eager (graphs off)";
-  const auto t0 = std::chrono::steady_clock::now();
-  const pi_status st = graph_submit_untimed(s, graph, &action);
-  const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - t0;
-  s->profiler.add_submit(action, ms.count());
-  return st;
 }
 
 const pi_backend_vtable kVtable{

@@ -1,5 +1,6 @@
 #include "backends/cuda/graph_cache.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "backends/cuda/cuda_device.hpp"
@@ -17,6 +18,23 @@ void put_tensor(std::vector<uint64_t>& k, const pi_tensor& t) {
   k.push_back(t.offset);
 }
 
+// Moves `key` to the front of a bounded most-recently-seen list; true when it
+// was there already.
+bool remember(std::list<std::vector<uint64_t>>& list, const std::vector<uint64_t>& key,
+              size_t max) {
+  const auto it = std::find(list.begin(), list.end(), key);
+  const bool found = it != list.end();
+  if (found) list.erase(it);
+  list.push_front(key);
+  if (list.size() > max) list.pop_back();
+  return found;
+}
+
+bool same_node(const GraphKeys& a, const GraphKeys& b, uint32_t i) {
+  const uint32_t from = i == 0 ? 0 : a.node_end[i - 1];
+  return std::equal(a.full.begin() + from, a.full.begin() + a.node_end[i], b.full.begin() + from);
+}
+
 }  // namespace
 
 // Field by field: pi_node has padding bytes, whose values are not part of
@@ -24,6 +42,8 @@ void put_tensor(std::vector<uint64_t>& k, const pi_tensor& t) {
 GraphKeys graph_keys(const pi_graph& g) {
   GraphKeys k;
   k.topology.push_back(g.n_nodes);
+  k.full.reserve(static_cast<size_t>(g.n_nodes) * (1 + 11 * (PI_MAX_SRC + 1) + 16));
+  k.node_end.reserve(g.n_nodes);
   for (uint32_t i = 0; i < g.n_nodes; ++i) {
     const pi_node& n = g.nodes[i];
     k.topology.push_back(n.op);
@@ -40,6 +60,7 @@ GraphKeys graph_keys(const pi_graph& g) {
       std::memcpy(&bits, &n.f[j], 4);
       k.full.push_back(bits);
     }
+    k.node_end.push_back(static_cast<uint32_t>(k.full.size()));
   }
   return k;
 }
@@ -48,56 +69,107 @@ GraphCache::~GraphCache() {
   clear();
 }
 
+void GraphCache::destroy(Entry& e) {
+  if (e.exec) cudaGraphExecDestroy(e.exec);
+  if (e.graph) cudaGraphDestroy(e.graph);
+  e.exec = nullptr;
+  e.graph = nullptr;
+}
+
 void GraphCache::clear() {
-  for (Entry& e : entries_) cudaGraphExecDestroy(e.exec);
+  for (Entry& e : entries_) destroy(e);
   entries_.clear();
 }
 
-GraphCache::Action GraphCache::lookup(const GraphKeys& keys, cudaGraphExec_t* exec) {
+// Same topology (so the same node layout), few changed nodes, each of them
+// patchable.
+bool GraphCache::patchable(const Entry& e, const GraphKeys& keys,
+                           std::vector<uint32_t>* changed) const {
+  if (e.keys.topology != keys.topology || e.keys.node_end != keys.node_end) return false;
+  const uint32_t n = static_cast<uint32_t>(keys.node_end.size());
+  changed->clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    if (same_node(e.keys, keys, i)) continue;
+    if (e.kernels[i].empty() || changed->size() >= n / kMaxPatchShare) return false;
+    changed->push_back(i);
+  }
+  return true;
+}
+
+GraphCache::Lookup GraphCache::lookup(const GraphKeys& keys) {
+  Lookup r;
+  bool topology_cached = false;
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->keys.full == keys.full) {
       entries_.splice(entries_.begin(), entries_, it);
-      *exec = entries_.front().exec;
-      ++replays_;
-      return Action::kReplay;
+      r.action = Action::kReplay;
+      r.exec = entries_.front().exec;
+      return r;
     }
   }
-  for (auto it = seen_.begin(); it != seen_.end(); ++it) {
-    if (*it == keys.full) {
-      seen_.erase(it);
-      return Action::kCapture;
-    }
-  }
-  seen_.push_front(keys.full);
-  if (seen_.size() > kMaxEntries) seen_.pop_back();
-  return Action::kEager;
-}
-
-cudaGraphExec_t GraphCache::install(const GraphKeys& keys, cudaGraph_t graph, cudaError_t* err) {
-  *err = cudaSuccess;
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->keys.topology != keys.topology) continue;
-    cudaGraphExecUpdateResultInfo info{};
-    if (cudaGraphExecUpdate(it->exec, graph, &info) == cudaSuccess) {
-      it->keys = keys;
+    topology_cached = true;
+    if (patchable(*it, keys, &r.changed)) {
       entries_.splice(entries_.begin(), entries_, it);
-      ++updates_;
-      return entries_.front().exec;
+      r.action = Action::kPatch;
+      r.exec = entries_.front().exec;
+      return r;
     }
-    cudaGetLastError();  // a failed update is not an error: instantiate anew
-    cudaGraphExecDestroy(it->exec);
-    entries_.erase(it);
-    break;
   }
+  const bool seen = remember(seen_, keys.full, kMaxEntries);
+  const bool topology_seen = remember(topologies_, keys.topology, kMaxEntries);
+  r.action = seen || (topology_seen && !topology_cached) ? Action::kCapture : Action::kEager;
+  return r;
+}
+
+cudaGraphExec_t GraphCache::install(const GraphKeys& keys, cudaGraph_t graph, NodeKernels kernels,
+                                    cudaError_t* err) {
   cudaGraphExec_t exec = nullptr;
   *err = cudaGraphInstantiate(&exec, graph, 0);
-  if (*err != cudaSuccess) return nullptr;
-  entries_.push_front(Entry{keys, exec});
+  if (*err != cudaSuccess) {
+    cudaGraphDestroy(graph);
+    return nullptr;
+  }
+  // The executable replaces one of the same topology (a patch would have
+  // found it, had few nodes changed).
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->keys.topology == keys.topology) {
+      destroy(*it);
+      entries_.erase(it);
+      break;
+    }
+  }
+  entries_.push_front(Entry{keys, graph, exec, std::move(kernels)});
   if (entries_.size() > kMaxEntries) {
-    cudaGraphExecDestroy(entries_.back().exec);
+    destroy(entries_.back());
     entries_.pop_back();
   }
   return exec;
+}
+
+bool GraphCache::patch(const GraphKeys& keys, const std::vector<uint32_t>& changed,
+                       const NodeKernels& fresh) {
+  Entry& e = entries_.front();  // lookup() moved the patched entry there
+  bool ok = fresh.size() == changed.size();
+  for (size_t c = 0; ok && c < changed.size(); ++c) {
+    const std::vector<cudaGraphNode_t>& old_nodes = e.kernels[changed[c]];
+    ok = fresh[c].size() == old_nodes.size();
+    for (size_t k = 0; ok && k < old_nodes.size(); ++k) {
+      cudaKernelNodeParams was{}, now{};
+      ok = cudaGraphKernelNodeGetParams(old_nodes[k], &was) == cudaSuccess &&
+           cudaGraphKernelNodeGetParams(fresh[c][k], &now) == cudaSuccess && was.func == now.func &&
+           cudaGraphExecKernelNodeSetParams(e.exec, old_nodes[k], &now) == cudaSuccess;
+    }
+  }
+  if (!ok) {
+    cudaGetLastError();
+    destroy(e);
+    entries_.pop_front();
+    return false;
+  }
+  e.keys = keys;
+  return true;
 }
 
 }  // namespace polyinfer::cuda

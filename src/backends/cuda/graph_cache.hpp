@@ -1,14 +1,18 @@
 // CUDA graphs for repeated submits. A submitted graph is described twice: its
 // topology (ops, types, node count) and its full signature (every shape,
-// stride, buffer, offset and parameter). A submit whose full signature
-// matches a cached executable graph replays it. A signature seen for the
-// second time is captured; the executable of a cached graph with the same
-// topology is updated in place (cudaGraphExecUpdate), else a new one is
-// instantiated. A signature seen for the first time runs eagerly: a decode
-// step's signature changes every token (n_kv, the KV write offset), and
-// capturing it would put about 1 ms of host work (capture + update of ~400
-// launches, measured on the H200) in front of every token, while eager
-// launches overlap with the kernels they queue.
+// stride, buffer, offset and parameter), kept per node.
+//
+// - A full signature that matches a cached executable replays it.
+// - One that differs from a cached executable of the same topology in a few
+//   nodes (a decode step: the KV-cache writes and the attention, as n_kv
+//   grows) is patched: only those nodes are captured again, and their kernels'
+//   parameters (arguments, grid) are set in the executable
+//   (cudaGraphExecKernelNodeSetParams). A full capture and update of ~400
+//   launches cost about 1 ms of host time per token on the H200.
+// - A signature seen for the second time, or a topology seen for the second
+//   time with no executable yet, is captured in full and instantiated.
+// - Anything else runs eagerly: one-off graphs would pay for capture and
+//   instantiation without a replay.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,39 +28,57 @@ namespace polyinfer::cuda {
 struct GraphKeys {
   std::vector<uint64_t> topology;
   std::vector<uint64_t> full;
+  std::vector<uint32_t> node_end;  // node i's signature is full[node_end[i-1], node_end[i])
 };
 
 GraphKeys graph_keys(const pi_graph& g);
 
+// The kernel nodes each graph node's launches became in a capture, in launch
+// order; empty for a node that cannot be patched (it launched no kernel, or
+// something that is not a kernel).
+using NodeKernels = std::vector<std::vector<cudaGraphNode_t>>;
+
 class GraphCache {
  public:
-  enum class Action { kReplay, kCapture, kEager };
+  enum class Action { kReplay, kPatch, kCapture, kEager };
+  struct Lookup {
+    Action action = Action::kEager;
+    cudaGraphExec_t exec = nullptr;  // kReplay, kPatch
+    std::vector<uint32_t> changed;   // kPatch: the nodes to capture again
+  };
 
   GraphCache() = default;
   GraphCache(const GraphCache&) = delete;
   GraphCache& operator=(const GraphCache&) = delete;
   ~GraphCache();
 
-  // What to do with a submit of these keys; on kReplay *exec is the graph.
-  Action lookup(const GraphKeys& keys, cudaGraphExec_t* exec);
-  // After a capture: updates or instantiates the executable for keys.
-  // Returns the executable to launch, or nullptr with the error in *err.
-  cudaGraphExec_t install(const GraphKeys& keys, cudaGraph_t graph, cudaError_t* err);
+  Lookup lookup(const GraphKeys& keys);
+  // After a full capture: instantiates the executable for keys and keeps the
+  // graph and its kernel nodes. Returns it, or nullptr with the error in *err.
+  cudaGraphExec_t install(const GraphKeys& keys, cudaGraph_t graph, NodeKernels kernels,
+                          cudaError_t* err);
+  // After capturing the nodes lookup() named: sets their kernels' parameters
+  // in the executable. False when they do not pair up with the cached kernels
+  // (then the executable is dropped and the caller captures in full).
+  bool patch(const GraphKeys& keys, const std::vector<uint32_t>& changed, const NodeKernels& fresh);
   // Forgets every executable (scratch moved: they hold its old address).
   void clear();
-
-  int replays() const { return replays_; }
-  int updates() const { return updates_; }
 
  private:
   struct Entry {
     GraphKeys keys;
+    cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
+    NodeKernels kernels;
   };
   static constexpr size_t kMaxEntries = 16;
-  std::list<Entry> entries_;               // most recently used first
-  std::list<std::vector<uint64_t>> seen_;  // full signatures seen once
-  int replays_ = 0, updates_ = 0;
+  // A patch recaptures at most this share of the nodes; more is a new graph.
+  static constexpr size_t kMaxPatchShare = 4;
+  static void destroy(Entry& e);
+  bool patchable(const Entry& e, const GraphKeys& keys, std::vector<uint32_t>* changed) const;
+  std::list<Entry> entries_;                     // most recently used first
+  std::list<std::vector<uint64_t>> seen_;        // full signatures seen once
+  std::list<std::vector<uint64_t>> topologies_;  // topologies seen
 };
 
 }  // namespace polyinfer::cuda

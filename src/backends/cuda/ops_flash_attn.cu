@@ -1,6 +1,8 @@
 // FLASH_ATTN: fused attention with the online softmax, K/V in F32, F16 or
 // Q8_0 read in place (strided KV-cache views), GQA by head index, optional
-// mask. A block of kWarps warps takes one (query token, head) row and a range
+// mask. One query token with at most 8 heads per KV head goes to the decode
+// kernel (flash_decode.cu); tensor-core tiles take F16 prefill (below). In the
+// general kernel a block of kWarps warps takes one (query token, head) row and a range
 // of KV positions; each warp walks its share of the positions with its own
 // running max/sum, and the warps are merged through shared memory. When the
 // grid would have too few blocks (decode: one token), the KV range is split
@@ -8,14 +10,14 @@
 // (flash-decoding). Scores and P·V stay in float32.
 #include <algorithm>
 
-#include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/flash_attn_common.cuh"
+#include "backends/cuda/flash_decode.hpp"
 
 namespace polyinfer::cuda {
 namespace {
 
 constexpr int kWarps = 4;
-constexpr int kMaxD = 256;
 constexpr int kPerLane = kMaxD / 32;
 // Fewest KV positions per split. A warp walks its positions one after the
 // other (load K row, reduce, exp, load V row), so a decode step wants short
@@ -25,23 +27,6 @@ constexpr int kPerLane = kMaxD / 32;
 constexpr int64_t kMinSplitKv = 16;
 // Blocks wanted per multiprocessor when splitting.
 constexpr int64_t kSplitBlocksPerSm = 8;
-
-struct FaArgs {
-  View q, k, v, mask, o;
-  uint32_t kt, vt;
-  float scale;
-  int64_t group;  // query heads per KV head
-  int nsplit;
-  float* partial;  // nsplit > 1: [rows][nsplit][D + 2] (max, sum, unnormalized output)
-};
-
-__device__ __forceinline__ float kv_elem(uint32_t type, const uint8_t* row, int d) {
-  if (type == kF32) return reinterpret_cast<const float*>(row)[d];
-  if (type == kF16) return f16_bits_to_f32(reinterpret_cast<const uint16_t*>(row)[d]);
-  const uint8_t* b = row + (d / 32) * 34;
-  return f16_bits_to_f32(*reinterpret_cast<const uint16_t*>(b)) *
-         static_cast<float>(static_cast<int8_t>(b[2 + d % 32]));
-}
 
 __global__ __launch_bounds__(kWarps * 32) void fa_kernel(FaArgs p) {
   __shared__ float sm_m[kWarps], sm_l[kWarps];
@@ -124,29 +109,6 @@ __global__ __launch_bounds__(kWarps * 32) void fa_kernel(FaArgs p) {
   if (threadIdx.x == 0) {
     part[0] = mx;
     part[1] = sum;
-  }
-}
-
-__global__ void fa_merge(FaArgs p) {
-  const int64_t nh = p.q.ne[2];
-  const int64_t row = blockIdx.x, t = row / nh, h = row % nh;
-  const int D = static_cast<int>(p.q.ne[0]);
-  const float* part = p.partial + row * p.nsplit * (D + 2);
-  float mx = -INFINITY;
-  for (int s = 0; s < p.nsplit; ++s) mx = fmaxf(mx, part[s * (D + 2)]);
-  float sum = 0.0f;
-  for (int s = 0; s < p.nsplit; ++s) {
-    const float ms = part[s * (D + 2)];
-    sum += ms == -INFINITY ? 0.0f : part[s * (D + 2) + 1] * expf(ms - mx);
-  }
-  float* out = reinterpret_cast<float*>(row_at(p.o, h, t, 0));
-  for (int d = threadIdx.x; d < D; d += blockDim.x) {
-    float o = 0.0f;
-    for (int s = 0; s < p.nsplit; ++s) {
-      const float ms = part[s * (D + 2)];
-      if (ms != -INFINITY) o += part[s * (D + 2) + 2 + d] * expf(ms - mx);
-    }
-    out[d] = sum > 0.0f ? o / sum : 0.0f;
   }
 }
 
@@ -395,9 +357,18 @@ bool supports_flash_attn(const pi_node& n) {
   return !present(m) || (is_f32_rows(m) && m.ne[0] == k.ne[1] && m.ne[1] >= t);
 }
 
+bool use_decode(const pi_node& n) {
+  return flash_decode_fits(n.src[0].ne[1], n.src[0].ne[2] / n.src[1].ne[2], n.src[0].ne[0]);
+}
+
+// KV splits of the node's kernel (1: none); launch and scratch agree on it.
+int splits(const pi_node& n) {
+  if (use_tc(n)) return 1;
+  return use_decode(n) ? flash_decode_splits(n.src[1].ne[1]) : splits_for(n, kSplitSms);
+}
+
 size_t flash_attn_scratch(const pi_node& n) {
-  if (use_tc(n)) return 0;
-  const int ns = splits_for(n, kSplitSms);
+  const int ns = splits(n);
   if (ns == 1) return 0;
   return static_cast<size_t>(n.src[0].ne[1] * n.src[0].ne[2] * ns * (n.src[0].ne[0] + 2)) *
          sizeof(float);
@@ -414,12 +385,15 @@ const char* launch_flash_attn(const LaunchContext& c) {
            n.src[2].type,
            n.f[0],
            n.src[0].ne[2] / n.src[1].ne[2],
-           splits_for(n, kSplitSms),
+           splits(n),
            reinterpret_cast<float*>(c.scratch)};
+  if (use_decode(n)) {
+    launch_flash_decode(p, c.stream);
+    return nullptr;
+  }
   if (use_tc(n)) {
     const dim3 grid(static_cast<unsigned>((n.src[0].ne[1] + kTq - 1) / kTq),
                     static_cast<unsigned>(n.src[0].ne[2]));
-    p.nsplit = 1;
     switch (n.src[0].ne[0]) {
       case 32:
         fa_tc_kernel<32><<<grid, kTcWarps * 32, 0, c.stream>>>(p);
@@ -440,6 +414,29 @@ const char* launch_flash_attn(const LaunchContext& c) {
 }
 
 }  // namespace
+
+__global__ void fa_merge(FaArgs p) {
+  const int64_t nh = p.q.ne[2];
+  const int64_t row = blockIdx.x, t = row / nh, h = row % nh;
+  const int D = static_cast<int>(p.q.ne[0]);
+  const float* part = p.partial + row * p.nsplit * (D + 2);
+  float mx = -INFINITY;
+  for (int s = 0; s < p.nsplit; ++s) mx = fmaxf(mx, part[s * (D + 2)]);
+  float sum = 0.0f;
+  for (int s = 0; s < p.nsplit; ++s) {
+    const float ms = part[s * (D + 2)];
+    sum += ms == -INFINITY ? 0.0f : part[s * (D + 2) + 1] * expf(ms - mx);
+  }
+  float* out = reinterpret_cast<float*>(row_at(p.o, h, t, 0));
+  for (int d = threadIdx.x; d < D; d += blockDim.x) {
+    float o = 0.0f;
+    for (int s = 0; s < p.nsplit; ++s) {
+      const float ms = part[s * (D + 2)];
+      if (ms != -INFINITY) o += part[s * (D + 2) + 2 + d] * expf(ms - mx);
+    }
+    out[d] = sum > 0.0f ? o / sum : 0.0f;
+  }
+}
 
 const OpImpl kOpFlashAttn{supports_flash_attn, flash_attn_scratch, launch_flash_attn};
 

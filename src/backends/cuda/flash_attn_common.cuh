@@ -1,0 +1,32 @@
+// What the FLASH_ATTN kernels share: their arguments, reading one K/V
+// element of any cache type, and the merge of flash-decoding partials.
+#pragma once
+
+#include "backends/cuda/cuda_common.cuh"
+
+namespace polyinfer::cuda {
+
+constexpr int kMaxD = 256;
+
+struct FaArgs {
+  View q, k, v, mask, o;
+  uint32_t kt, vt;
+  float scale;
+  int64_t group;  // query heads per KV head
+  int nsplit;
+  float* partial;  // nsplit > 1: [rows][nsplit][D + 2] (max, sum, unnormalized output)
+};
+
+__device__ __forceinline__ float kv_elem(uint32_t type, const uint8_t* row, int d) {
+  if (type == kF32) return reinterpret_cast<const float*>(row)[d];
+  if (type == kF16) return f16_bits_to_f32(reinterpret_cast<const uint16_t*>(row)[d]);
+  const uint8_t* b = row + (d / 32) * 34;
+  return f16_bits_to_f32(*reinterpret_cast<const uint16_t*>(b)) *
+         static_cast<float>(static_cast<int8_t>(b[2 + d % 32]));
+}
+
+// Merges the nsplit partial results of each (token, head) row: one block per
+// row (ops_flash_attn.cu).
+__global__ void fa_merge(FaArgs p);
+
+}  // namespace polyinfer::cuda

@@ -1,0 +1,192 @@
+#include "backends/cuda/flash_decode.hpp"
+
+namespace polyinfer::cuda {
+namespace {
+
+constexpr int kThreads = 128;  // KV positions per block
+constexpr int kMaxGroup = 8;
+
+// Eight K/V values from d0 on; `a16`: the row start is 16-byte aligned.
+__device__ __forceinline__ void load8(uint32_t type, const uint8_t* row, int d0, bool a16,
+                                      float out[8]) {
+  if (type == kF16 && a16) {
+    const uint4 v = *reinterpret_cast<const uint4*>(row + 2 * d0);
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
+      out[2 * i] = f.x;
+      out[2 * i + 1] = f.y;
+    }
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < 8; ++e) out[e] = kv_elem(type, row, d0 + e);
+}
+
+// Scores of one position for the group's query heads, scaled and masked;
+// −inf for a masked or absent position (its K row is never read: a cache may
+// hold anything there).
+template <int D>
+__device__ __forceinline__ void scores(const FaArgs& p, const float (*sq)[D], int group, int64_t j,
+                                       bool a16, float s[kMaxGroup]) {
+  const float mj = p.mask.data ? reinterpret_cast<const float*>(p.mask.data)[j] : 0.0f;
+#pragma unroll
+  for (int g = 0; g < kMaxGroup; ++g) s[g] = 0.0f;
+  if (j >= p.k.ne[1] || mj == -INFINITY) {
+#pragma unroll
+    for (int g = 0; g < kMaxGroup; ++g) s[g] = -INFINITY;
+    return;
+  }
+  const uint8_t* krow = p.k.data + blockIdx.x * p.k.nb[2] + j * p.k.nb[1];
+#pragma unroll 4
+  for (int d0 = 0; d0 < D; d0 += 8) {
+    float kv[8];
+    load8(p.kt, krow, d0, a16, kv);
+#pragma unroll
+    for (int g = 0; g < kMaxGroup; ++g) {
+      if (g < group) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) s[g] += sq[g][d0 + e] * kv[e];
+      }
+    }
+  }
+#pragma unroll
+  for (int g = 0; g < kMaxGroup; ++g) s[g] = s[g] * p.scale + mj;
+}
+
+template <int D>
+__global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16, bool v4) {
+  constexpr int kPairs = D / 2, kGroups = kThreads / kPairs;
+  __shared__ float sq[kMaxGroup][D];
+  __shared__ float sp[kMaxGroup][kThreads];  // scores, then probabilities
+  __shared__ float sm[kMaxGroup], sl[kMaxGroup];
+  __shared__ float red[kGroups][kMaxGroup][D];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int group = static_cast<int>(p.group);
+  const int64_t hk = blockIdx.x, j0 = static_cast<int64_t>(blockIdx.y) * kThreads;
+
+  for (int i = tid; i < group * D; i += kThreads) {
+    sq[i / D][i % D] = reinterpret_cast<const float*>(row_at(p.q, 0, hk * group + i / D, 0))[i % D];
+  }
+  __syncthreads();
+  {
+    float s[kMaxGroup];
+    scores<D>(p, sq, group, j0 + tid, k16, s);
+#pragma unroll
+    for (int g = 0; g < kMaxGroup; ++g) {
+      if (g < group) sp[g][tid] = s[g];
+    }
+  }
+  __syncthreads();
+  // Softmax of the chunk per head: a warp per head.
+  for (int g = warp; g < group; g += kThreads / 32) {
+    float v[kThreads / 32], mx = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < kThreads / 32; ++i) mx = fmaxf(mx, v[i] = sp[g][lane + 32 * i]);
+    mx = warp_max(mx);
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kThreads / 32; ++i) {
+      const float e = mx == -INFINITY ? 0.0f : expf(v[i] - mx);
+      sp[g][lane + 32 * i] = e;
+      sum += e;
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) {
+      sm[g] = mx;
+      sl[g] = sum;
+    }
+  }
+  __syncthreads();
+  // P·V: a thread owns two output dims of every head, over every kGroups-th position.
+  const int dp = tid % kPairs, grp = tid / kPairs;
+  float acc[kMaxGroup][2] = {};
+  const int64_t n = min(static_cast<int64_t>(kThreads), p.k.ne[1] - j0);
+  const uint8_t* vbase = p.v.data + hk * p.v.nb[2] + j0 * p.v.nb[1];
+  for (int jj = grp; jj < n; jj += kGroups) {
+    float pg[kMaxGroup];
+    bool any = false;
+#pragma unroll
+    for (int g = 0; g < kMaxGroup; ++g) {
+      pg[g] = g < group ? sp[g][jj] : 0.0f;
+      any |= pg[g] != 0.0f;
+    }
+    if (!any) continue;  // masked: the V row is not read
+    const uint8_t* vrow = vbase + jj * p.v.nb[1];
+    float2 v;
+    if (p.vt == kF16 && v4) {
+      v = __half22float2(*reinterpret_cast<const __half2*>(vrow + 4 * dp));
+    } else {
+      v = make_float2(kv_elem(p.vt, vrow, 2 * dp), kv_elem(p.vt, vrow, 2 * dp + 1));
+    }
+#pragma unroll
+    for (int g = 0; g < kMaxGroup; ++g) {
+      acc[g][0] += pg[g] * v.x;
+      acc[g][1] += pg[g] * v.y;
+    }
+  }
+#pragma unroll
+  for (int g = 0; g < kMaxGroup; ++g) {
+    red[grp][g][2 * dp] = acc[g][0];
+    red[grp][g][2 * dp + 1] = acc[g][1];
+  }
+  __syncthreads();
+  for (int i = tid; i < group * D; i += kThreads) {
+    const int g = i / D, d = i % D;
+    float o = 0.0f;
+#pragma unroll
+    for (int r = 0; r < kGroups; ++r) o += red[r][g][d];
+    const int64_t h = hk * group + g;
+    if (gridDim.y == 1) {
+      reinterpret_cast<float*>(row_at(p.o, h, 0, 0))[d] = sl[g] > 0.0f ? o / sl[g] : 0.0f;
+      continue;
+    }
+    float* part = p.partial + (h * gridDim.y + blockIdx.y) * (D + 2);
+    part[2 + d] = o;
+    if (d == 0) {
+      part[0] = sm[g];
+      part[1] = sl[g];
+    }
+  }
+}
+
+bool aligned(const View& v, int bytes) {
+  return reinterpret_cast<uintptr_t>(v.data) % bytes == 0 && v.nb[1] % bytes == 0 &&
+         v.nb[2] % bytes == 0;
+}
+
+}  // namespace
+
+bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim) {
+  return tokens == 1 && group >= 1 && group <= kMaxGroup &&
+         (head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256);
+}
+
+int flash_decode_splits(int64_t n_kv) {
+  return static_cast<int>((n_kv + kThreads - 1) / kThreads);
+}
+
+void launch_flash_decode(const FaArgs& p, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(p.k.ne[2]), static_cast<unsigned>(p.nsplit));
+  const bool k16 = aligned(p.k, 16), v4 = aligned(p.v, 4);
+  switch (p.q.ne[0]) {
+    case 32:
+      fa_decode_kernel<32><<<grid, kThreads, 0, stream>>>(p, k16, v4);
+      break;
+    case 64:
+      fa_decode_kernel<64><<<grid, kThreads, 0, stream>>>(p, k16, v4);
+      break;
+    case 128:
+      fa_decode_kernel<128><<<grid, kThreads, 0, stream>>>(p, k16, v4);
+      break;
+    default:
+      fa_decode_kernel<256><<<grid, kThreads, 0, stream>>>(p, k16, v4);
+      break;
+  }
+  if (p.nsplit > 1) {
+    fa_merge<<<static_cast<unsigned>(p.q.ne[2]), 64, 0, stream>>>(p);
+  }
+}
+
+}  // namespace polyinfer::cuda

@@ -1,0 +1,24 @@
+// FLASH_ATTN for one query token (decode), GQA-aware: one block per
+// (KV head, 128 KV positions) computes the scores of all the query heads that
+// share the KV head, one position per thread, then P·V with the threads over
+// the head dimension. Each K and V row is read once per step, not once per
+// query head, and a step has no serial walk over positions (the general
+// kernel's warps walk theirs one by one).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "backends/cuda/flash_attn_common.cuh"
+
+namespace polyinfer::cuda {
+
+// Whether the decode kernel takes a node: one token, at most 8 query heads
+// per KV head, head size 32, 64, 128 or 256.
+bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim);
+// KV splits (blocks per KV head) for n_kv positions.
+int flash_decode_splits(int64_t n_kv);
+// Enqueues the kernel (and the merge when p.nsplit > 1); p.nsplit must be
+// flash_decode_splits(n_kv).
+void launch_flash_decode(const FaArgs& p, cudaStream_t stream);
+
+}  // namespace polyinfer::cuda

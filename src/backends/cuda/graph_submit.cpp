@@ -1,0 +1,246 @@
+#include "backends/cuda/graph_submit.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/act_quant_cache.hpp"
+#include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/cuda_status.hpp"
+#include "backends/cuda/view.hpp"
+
+namespace polyinfer::cuda {
+namespace {
+
+const OpImpl* const kOps[PI_OP_COUNT] = {
+    &kOpGetRows, &kOpRmsNorm,   &kOpNorm, &kOpMulMat, &kOpAdd,    &kOpMul, &kOpScale,  &kOpRope,
+    &kOpSoftMax, &kOpFlashAttn, &kOpSilu, &kOpGelu,   &kOpSwiglu, &kOpCpy, &kOpArgmax,
+};
+
+View view_of(const pi_tensor& t) {
+  View v{};
+  v.data = t.buffer ? t.buffer->ptr + t.offset : nullptr;
+  for (int d = 0; d < 4; ++d) {
+    v.ne[d] = t.ne[d];
+    v.nb[d] = static_cast<int64_t>(t.nb[d]);
+  }
+  return v;
+}
+
+// Whether a node's destination may share bytes with the cached activations
+// (bounds from the strides, generous for block types).
+bool overlaps(const View& dst, const ActQuantCache& a) {
+  uint64_t span = dst.nb[0] > 4 ? static_cast<uint64_t>(dst.nb[0]) : 4;
+  for (int d = 0; d < 4; ++d) span += static_cast<uint64_t>((dst.ne[d] - 1) * dst.nb[d]);
+  const uint8_t* a_end = a.data + (a.ncols - 1) * a.nb1 + 4 * a.k;
+  return dst.data < a_end && a.data < dst.data + span;
+}
+
+// The last node a capturing stream has recorded (nullptr before the first).
+cudaGraphNode_t capture_tail(cudaStream_t stream) {
+  cudaStreamCaptureStatus status{};
+  const cudaGraphNode_t* deps = nullptr;
+  size_t n = 0;
+  if (cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &deps, nullptr, &n) !=
+          cudaSuccess ||
+      n != 1) {
+    return nullptr;
+  }
+  return deps[0];
+}
+
+// What enqueue does besides launching: the nodes to launch (all when null),
+// and, when capturing, where to put each one's last captured graph node.
+struct EnqueuePlan {
+  const std::vector<uint32_t>* only = nullptr;
+  std::vector<cudaGraphNode_t>* tails = nullptr;
+};
+
+std::string launch_node(pi_stream s, const pi_node& n, ActQuantCache& act_cache) {
+  View src[PI_MAX_SRC];
+  for (int j = 0; j < PI_MAX_SRC; ++j) src[j] = view_of(n.src[j]);
+  const View dst = view_of(n.dst);
+  if (n.op != PI_OP_MUL_MAT) act_cache.valid = false;
+  const LaunchContext c{n,
+                        src,
+                        dst,
+                        s->stream,
+                        s->scratch.data(),
+                        s->scratch.size(),
+                        s->cublas,
+                        s->dev->sm_count,
+                        &act_cache};
+  const bool timed = s->dev->profile == ProfileMode::kKernels;
+  if (timed) s->profiler.begin_node(s->stream, n);
+  if (const char* e = kOps[n.op]->launch(c)) return std::string(pi_op_name(n.op)) + ": " + e;
+  if (timed) s->profiler.end_node(s->stream);
+  if (act_cache.valid && overlaps(dst, act_cache)) act_cache.valid = false;
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+    return std::string(pi_op_name(n.op)) + " launch: " + cudaGetErrorString(e);
+  }
+  return {};
+}
+
+// Enqueues the plan's nodes on the stream; empty or what failed.
+std::string enqueue(pi_stream s, const pi_graph& g, const EnqueuePlan& plan = {}) {
+  ActQuantCache act_cache;
+  const uint32_t count = plan.only ? static_cast<uint32_t>(plan.only->size()) : g.n_nodes;
+  for (uint32_t k = 0; k < count; ++k) {
+    const pi_node& n = g.nodes[plan.only ? (*plan.only)[k] : k];
+    if (std::string e = launch_node(s, n, act_cache); !e.empty()) return e;
+    if (plan.tails) plan.tails->push_back(capture_tail(s->stream));
+  }
+  return {};
+}
+
+// Each node's kernels in a captured chain, walking back from its tail to the
+// previous node's tail. MUL_MAT nodes are left unpatchable: whether a product
+// quantizes its activations depends on the node before it.
+NodeKernels kernels_of(const pi_graph& g, const std::vector<uint32_t>* only,
+                       const std::vector<cudaGraphNode_t>& tails) {
+  NodeKernels out(tails.size());
+  for (size_t k = 0; k < tails.size(); ++k) {
+    const pi_node& n = g.nodes[only ? (*only)[k] : k];
+    const cudaGraphNode_t stop = k == 0 ? nullptr : tails[k - 1];
+    std::vector<cudaGraphNode_t> chain;
+    bool ok = tails[k] != nullptr && tails[k] != stop && n.op != PI_OP_MUL_MAT;
+    for (cudaGraphNode_t node = tails[k]; ok && node != stop;) {
+      cudaGraphNodeType type{};
+      size_t ndeps = 0;
+      ok = cudaGraphNodeGetType(node, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel &&
+           cudaGraphNodeGetDependencies(node, nullptr, nullptr, &ndeps) == cudaSuccess &&
+           ndeps <= 1;
+      if (!ok) break;
+      chain.insert(chain.begin(), node);
+      cudaGraphNode_t dep = nullptr;
+      if (ndeps == 1 && cudaGraphNodeGetDependencies(node, &dep, nullptr, &ndeps) != cudaSuccess)
+        ok = false;
+      node = ndeps == 1 ? dep : nullptr;
+      if (node == nullptr && stop != nullptr) ok = false;
+    }
+    if (ok) out[k] = std::move(chain);
+  }
+  cudaGetLastError();
+  return out;
+}
+
+// Captures the plan's nodes into a new graph, with each node's kernels.
+pi_status capture(pi_stream s, const pi_graph& g, const std::vector<uint32_t>* only,
+                  cudaGraph_t* graph, NodeKernels* kernels) {
+  if (cudaError_t e = cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal);
+      e != cudaSuccess) {
+    return cuda_fail(s->dev, "cudaStreamBeginCapture", e);
+  }
+  std::vector<cudaGraphNode_t> tails;
+  const std::string err = enqueue(s, g, EnqueuePlan{only, &tails});
+  *graph = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(s->stream, graph);
+  if (!err.empty() || end != cudaSuccess) {
+    if (*graph) cudaGraphDestroy(*graph);
+    cudaGetLastError();
+    return fail(
+        s->dev, PI_ERR_DEVICE,
+        "CUDA backend: capture: " + (err.empty() ? std::string(cudaGetErrorString(end)) : err));
+  }
+  *kernels = kernels_of(g, only, tails);
+  return PI_OK;
+}
+
+pi_status launch_exec(pi_stream s, cudaGraphExec_t exec) {
+  if (cudaError_t e = cudaGraphLaunch(exec, s->stream); e != cudaSuccess)
+    return cuda_fail(s->dev, "cudaGraphLaunch", e);
+  return PI_OK;
+}
+
+pi_status run_eager(pi_stream s, const pi_graph& g) {
+  const std::string err = enqueue(s, g);
+  return err.empty() ? PI_OK : fail(s->dev, PI_ERR_DEVICE, "CUDA backend: " + err);
+}
+
+// Captures only the changed nodes and patches the cached executable.
+bool try_patch(pi_stream s, const pi_graph& g, const GraphKeys& keys,
+               const GraphCache::Lookup& lk) {
+  cudaGraph_t part = nullptr;
+  NodeKernels fresh;
+  if (capture(s, g, &lk.changed, &part, &fresh) != PI_OK) return false;
+  const bool ok = s->graphs.patch(keys, lk.changed, fresh);
+  cudaGraphDestroy(part);
+  return ok;
+}
+
+pi_status capture_and_launch(pi_stream s, const pi_graph& g, const GraphKeys& keys) {
+  cudaGraph_t graph = nullptr;
+  NodeKernels kernels;
+  if (pi_status st = capture(s, g, nullptr, &graph, &kernels); st != PI_OK) return st;
+  cudaError_t e = cudaSuccess;
+  cudaGraphExec_t exec = s->graphs.install(keys, graph, std::move(kernels), &e);
+  if (exec == nullptr) return cuda_fail(s->dev, "cudaGraphInstantiate", e);
+  return launch_exec(s, exec);
+}
+
+pi_status reserve_scratch(pi_stream s, const pi_graph& g) {
+  size_t scratch = 0;
+  for (uint32_t i = 0; i < g.n_nodes; ++i) {
+    const pi_node& n = g.nodes[i];
+    if (!supports(s->dev, &n)) {
+      return fail(s->dev, PI_ERR_UNSUPPORTED,
+                  "CUDA backend: node " + std::to_string(i) + " (" + pi_op_name(n.op) +
+                      ") has types or shapes it does not support");
+    }
+    const size_t need = kOps[n.op]->scratch(n);
+    scratch = need > scratch ? need : scratch;
+  }
+  bool moved = false;
+  if (cudaError_t e = s->scratch.reserve(scratch, s->stream, &moved); e != cudaSuccess) {
+    return cuda_fail(s->dev, "cudaMalloc (scratch)", e);
+  }
+  if (moved) s->graphs.clear();
+  return PI_OK;
+}
+
+pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
+  cudaSetDevice(s->dev->index);
+  if (pi_status st = reserve_scratch(s, g); st != PI_OK) return st;
+  if (!s->dev->graphs) return run_eager(s, g);
+  const GraphKeys keys = graph_keys(g);
+  const GraphCache::Lookup lk = s->graphs.lookup(keys);
+  switch (lk.action) {
+    case GraphCache::Action::kReplay:
+      *action = "replay";
+      return launch_exec(s, lk.exec);
+    case GraphCache::Action::kPatch:
+      if (try_patch(s, g, keys, lk)) {
+        *action = "patch + replay";
+        return launch_exec(s, lk.exec);
+      }
+      *action = "capture (patch failed)";
+      return capture_and_launch(s, g, keys);
+    case GraphCache::Action::kCapture:
+      *action = "capture";
+      return capture_and_launch(s, g, keys);
+    case GraphCache::Action::kEager:
+      break;
+  }
+  *action = "eager";
+  return run_eager(s, g);
+}
+
+}  // namespace
+
+int supports(pi_device, const pi_node* node) {
+  return node->op < PI_OP_COUNT && kOps[node->op]->supports(*node) ? 1 : 0;
+}
+
+// In host profiling, each submit's host time is summed under what it did.
+pi_status graph_submit(pi_stream s, const pi_graph* graph) {
+  const char* action = "eager (graphs off)";
+  if (s->dev->profile != ProfileMode::kHost) return submit(s, *graph, &action);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pi_status st = submit(s, *graph, &action);
+  const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - t0;
+  s->profiler.add_submit(action, ms.count());
+  return st;
+}
+
+}  // namespace polyinfer::cuda
