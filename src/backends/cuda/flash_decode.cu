@@ -3,7 +3,9 @@
 namespace polyinfer::cuda {
 namespace {
 
-constexpr int kThreads = 128;  // KV positions per block
+constexpr int kChunk = 32;       // KV positions per block
+constexpr int kLanesPerPos = 4;  // threads that share a position's dot products
+constexpr int kThreads = kChunk * kLanesPerPos;
 constexpr int kMaxGroup = 8;
 
 // Eight K/V values from d0 on; `a16`: the row start is 16-byte aligned.
@@ -24,47 +26,49 @@ __device__ __forceinline__ void load8(uint32_t type, const uint8_t* row, int d0,
   for (int e = 0; e < 8; ++e) out[e] = kv_elem(type, row, d0 + e);
 }
 
-// Scores of one position for the group's query heads, scaled and masked;
+// This thread's quarter of position j's dot products with the group's query
+// heads, summed over the position's kLanesPerPos threads, scaled and masked;
 // −inf for a masked or absent position (its K row is never read: a cache may
 // hold anything there).
 template <int D>
 __device__ __forceinline__ void scores(const FaArgs& p, const float (*sq)[D], int group, int64_t j,
-                                       bool a16, float s[kMaxGroup]) {
-  const float mj = p.mask.data ? reinterpret_cast<const float*>(p.mask.data)[j] : 0.0f;
+                                       int quarter, bool a16, float s[kMaxGroup]) {
+  constexpr int kDims = D / kLanesPerPos;
+  const bool live = j < p.k.ne[1];
+  const float mj = live && p.mask.data ? reinterpret_cast<const float*>(p.mask.data)[j] : 0.0f;
 #pragma unroll
   for (int g = 0; g < kMaxGroup; ++g) s[g] = 0.0f;
-  if (j >= p.k.ne[1] || mj == -INFINITY) {
+  if (live && mj != -INFINITY) {
+    const uint8_t* krow = p.k.data + blockIdx.x * p.k.nb[2] + j * p.k.nb[1];
+    float kv[kDims];
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; ++g) s[g] = -INFINITY;
-    return;
-  }
-  const uint8_t* krow = p.k.data + blockIdx.x * p.k.nb[2] + j * p.k.nb[1];
-#pragma unroll 4
-  for (int d0 = 0; d0 < D; d0 += 8) {
-    float kv[8];
-    load8(p.kt, krow, d0, a16, kv);
+    for (int d0 = 0; d0 < kDims; d0 += 8) load8(p.kt, krow, quarter * kDims + d0, a16, kv + d0);
 #pragma unroll
     for (int g = 0; g < kMaxGroup; ++g) {
       if (g < group) {
 #pragma unroll
-        for (int e = 0; e < 8; ++e) s[g] += sq[g][d0 + e] * kv[e];
+        for (int e = 0; e < kDims; ++e) s[g] += sq[g][quarter * kDims + e] * kv[e];
       }
     }
   }
 #pragma unroll
-  for (int g = 0; g < kMaxGroup; ++g) s[g] = s[g] * p.scale + mj;
+  for (int g = 0; g < kMaxGroup; ++g) {
+#pragma unroll
+    for (int o = 1; o < kLanesPerPos; o <<= 1) s[g] += __shfl_xor_sync(0xffffffffu, s[g], o);
+    s[g] = live && mj != -INFINITY ? s[g] * p.scale + mj : -INFINITY;
+  }
 }
 
 template <int D>
 __global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16, bool v4) {
-  constexpr int kPairs = D / 2, kGroups = kThreads / kPairs;
+  constexpr int kPairs = D / 2, kGroups = kThreads / kPairs, kPerThread = kChunk / kGroups;
   __shared__ float sq[kMaxGroup][D];
-  __shared__ float sp[kMaxGroup][kThreads];  // scores, then probabilities
+  __shared__ float sp[kMaxGroup][kChunk];  // scores, then probabilities
   __shared__ float sm[kMaxGroup], sl[kMaxGroup];
   __shared__ float red[kGroups][kMaxGroup][D];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int group = static_cast<int>(p.group);
-  const int64_t hk = blockIdx.x, j0 = static_cast<int64_t>(blockIdx.y) * kThreads;
+  const int64_t hk = blockIdx.x, j0 = static_cast<int64_t>(blockIdx.y) * kChunk;
 
   for (int i = tid; i < group * D; i += kThreads) {
     sq[i / D][i % D] = reinterpret_cast<const float*>(row_at(p.q, 0, hk * group + i / D, 0))[i % D];
@@ -72,39 +76,37 @@ __global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16,
   __syncthreads();
   {
     float s[kMaxGroup];
-    scores<D>(p, sq, group, j0 + tid, k16, s);
+    scores<D>(p, sq, group, j0 + tid / kLanesPerPos, tid % kLanesPerPos, k16, s);
+    if (tid % kLanesPerPos == 0) {
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; ++g) {
-      if (g < group) sp[g][tid] = s[g];
+      for (int g = 0; g < kMaxGroup; ++g) {
+        if (g < group) sp[g][tid / kLanesPerPos] = s[g];
+      }
     }
   }
   __syncthreads();
-  // Softmax of the chunk per head: a warp per head.
+  // Softmax of the chunk per head: a warp per head, a lane per position.
   for (int g = warp; g < group; g += kThreads / 32) {
-    float v[kThreads / 32], mx = -INFINITY;
-#pragma unroll
-    for (int i = 0; i < kThreads / 32; ++i) mx = fmaxf(mx, v[i] = sp[g][lane + 32 * i]);
-    mx = warp_max(mx);
-    float sum = 0.0f;
-#pragma unroll
-    for (int i = 0; i < kThreads / 32; ++i) {
-      const float e = mx == -INFINITY ? 0.0f : expf(v[i] - mx);
-      sp[g][lane + 32 * i] = e;
-      sum += e;
-    }
-    sum = warp_sum(sum);
+    const float v = sp[g][lane];
+    const float mx = warp_max(v);
+    const float e = mx == -INFINITY ? 0.0f : expf(v - mx);
+    sp[g][lane] = e;
+    const float sum = warp_sum(e);
     if (lane == 0) {
       sm[g] = mx;
       sl[g] = sum;
     }
   }
   __syncthreads();
-  // P·V: a thread owns two output dims of every head, over every kGroups-th position.
+  // P·V: a thread owns two output dims of every head, over every kGroups-th
+  // position; the loop is unrolled so that its V loads are in flight together.
   const int dp = tid % kPairs, grp = tid / kPairs;
   float acc[kMaxGroup][2] = {};
-  const int64_t n = min(static_cast<int64_t>(kThreads), p.k.ne[1] - j0);
+  const int64_t n = min(static_cast<int64_t>(kChunk), p.k.ne[1] - j0);
   const uint8_t* vbase = p.v.data + hk * p.v.nb[2] + j0 * p.v.nb[1];
-  for (int jj = grp; jj < n; jj += kGroups) {
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) {
+    const int jj = grp + i * kGroups;
     float pg[kMaxGroup];
     bool any = false;
 #pragma unroll
@@ -112,13 +114,14 @@ __global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16,
       pg[g] = g < group ? sp[g][jj] : 0.0f;
       any |= pg[g] != 0.0f;
     }
-    if (!any) continue;  // masked: the V row is not read
-    const uint8_t* vrow = vbase + jj * p.v.nb[1];
-    float2 v;
-    if (p.vt == kF16 && v4) {
-      v = __half22float2(*reinterpret_cast<const __half2*>(vrow + 4 * dp));
-    } else {
-      v = make_float2(kv_elem(p.vt, vrow, 2 * dp), kv_elem(p.vt, vrow, 2 * dp + 1));
+    float2 v = make_float2(0.0f, 0.0f);
+    if (any && jj < n) {  // a masked row is not read
+      const uint8_t* vrow = vbase + jj * p.v.nb[1];
+      if (p.vt == kF16 && v4) {
+        v = __half22float2(*reinterpret_cast<const __half2*>(vrow + 4 * dp));
+      } else {
+        v = make_float2(kv_elem(p.vt, vrow, 2 * dp), kv_elem(p.vt, vrow, 2 * dp + 1));
+      }
     }
 #pragma unroll
     for (int g = 0; g < kMaxGroup; ++g) {
@@ -164,7 +167,7 @@ bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim) {
 }
 
 int flash_decode_splits(int64_t n_kv) {
-  return static_cast<int>((n_kv + kThreads - 1) / kThreads);
+  return static_cast<int>((n_kv + kChunk - 1) / kChunk);
 }
 
 void launch_flash_decode(const FaArgs& p, cudaStream_t stream) {

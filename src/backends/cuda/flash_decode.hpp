@@ -1,9 +1,10 @@
 // FLASH_ATTN for one query token (decode), GQA-aware: one block per
-// (KV head, 128 KV positions) computes the scores of all the query heads that
-// share the KV head, one position per thread, then P·V with the threads over
-// the head dimension. Each K and V row is read once per step, not once per
-// query head, and a step has no serial walk over positions (the general
-// kernel's warps walk theirs one by one).
+// (KV head, 32 KV positions) computes the scores of all the query heads that
+// share the KV head, four threads per position, then P·V with the threads
+// over the head dimension; a merge kernel combines the blocks of a head. Each
+// K and V row is read once per step, not once per query head, and no thread
+// walks more than 32 positions (the general kernel's warps walk theirs one by
+// one, which cost 30-70 us per layer at n_kv = 128 on the H200).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -99,6 +99,8 @@ bool GraphCache::patchable(const Entry& e, const GraphKeys& keys,
 GraphCache::Lookup GraphCache::lookup(const GraphKeys& keys) {
   Lookup r;
   bool topology_cached = false;
+  const std::vector<uint64_t> prev_eager = std::move(last_eager_);
+  last_eager_.clear();
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->keys.full == keys.full) {
       entries_.splice(entries_.begin(), entries_, it);
@@ -119,7 +121,10 @@ GraphCache::Lookup GraphCache::lookup(const GraphKeys& keys) {
   }
   const bool seen = remember(seen_, keys.full, kMaxEntries);
   const bool topology_seen = remember(topologies_, keys.topology, kMaxEntries);
-  r.action = seen || (topology_seen && !topology_cached) ? Action::kCapture : Action::kEager;
+  const bool stale = topology_cached && prev_eager == keys.topology;
+  r.action =
+      seen || stale || (topology_seen && !topology_cached) ? Action::kCapture : Action::kEager;
+  if (r.action == Action::kEager) last_eager_ = keys.topology;
   return r;
 }
 

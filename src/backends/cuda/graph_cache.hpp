@@ -9,8 +9,10 @@
 //   parameters (arguments, grid) are set in the executable
 //   (cudaGraphExecKernelNodeSetParams). A full capture and update of ~400
 //   launches cost about 1 ms of host time per token on the H200.
-// - A signature seen for the second time, or a topology seen for the second
-//   time with no executable yet, is captured in full and instantiated.
+// - A signature seen for the second time, a topology seen for the second
+//   time with no executable yet, or a topology whose previous submit also ran
+//   eagerly (its executable is stale: the buffers moved, say, after the
+//   arena grew) is captured in full and instantiated.
 // - Anything else runs eagerly: one-off graphs would pay for capture and
 //   instantiation without a replay.
 #pragma once
@@ -79,6 +81,7 @@ class GraphCache {
   std::list<Entry> entries_;                     // most recently used first
   std::list<std::vector<uint64_t>> seen_;        // full signatures seen once
   std::list<std::vector<uint64_t>> topologies_;  // topologies seen
+  std::vector<uint64_t> last_eager_;             // topology of the last eager submit
 };
 
 }  // namespace polyinfer::cuda
