@@ -3,22 +3,27 @@
 // bytes unpacked four at a time. Needs common.glsl; reads src0 (the weights).
 
 uint wword(uint i) { return bufs[T_SRC0].w[i]; }
+// The word after the last one a load needs when it is aligned: clamped to the
+// binding, since an aligned load at the very end would otherwise read past it.
+uint wword_next(uint i) { return bufs[T_SRC0].w[min(i, uint(bufs[T_SRC0].w.length()) - 1u)]; }
+// lo >> s joined with the low bits of hi above it (s = 0..24): hi is shifted in
+// two steps so that s = 0 gives 0 and not a shift by 32 (undefined). Branch-free,
+// because a CPU driver (lavapipe) would run both sides of a per-invocation branch.
+uvec4 funnel(uvec4 lo, uvec4 hi, uint s) { return (lo >> s) | ((hi << 1u) << (31u - s)); }
 
-// The 16 bytes at byte address a (any alignment) as 4 little-endian words: 4 or
-// 5 aligned word loads and a funnel shift. Block formats put fields at every
+// The 16 bytes at byte address a (any alignment) as 4 little-endian words: 5
+// aligned word loads and a funnel shift. Block formats put fields at every
 // alignment (18-, 34-, 210-byte blocks), so this is the one wide load.
 uvec4 ld_16b(uint a) {
-  const uint i = a >> 2, s = (a & 3u) * 8u;
+  const uint i = a >> 2;
   const uvec4 r = uvec4(wword(i), wword(i + 1u), wword(i + 2u), wword(i + 3u));
-  if (s == 0u) return r;
-  return (r >> s) | (uvec4(r.yzw, wword(i + 4u)) << (32u - s));
+  return funnel(r, uvec4(r.yzw, wword_next(i + 4u)), (a & 3u) * 8u);
 }
 // The 8 bytes at byte address a (any alignment) as 2 words.
 uvec2 ld_8b(uint a) {
-  const uint i = a >> 2, s = (a & 3u) * 8u;
+  const uint i = a >> 2;
   const uvec2 r = uvec2(wword(i), wword(i + 1u));
-  if (s == 0u) return r;
-  return (r >> s) | (uvec2(r.y, wword(i + 2u)) << (32u - s));
+  return funnel(uvec4(r, 0u, 0u), uvec4(r.y, wword_next(i + 2u), 0u, 0u), (a & 3u) * 8u).xy;
 }
 
 // The four bytes of w, unsigned, as floats (byte 0 first); then nibbles and

@@ -11,6 +11,7 @@
 #include "blocks.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint WTYPE = 0u;
+layout(constant_id = 2) const bool A_VEC4 = false;  // columns 16-byte aligned (vk_graph.cpp)
 const uint BM = 64u, BN = 64u, BK = 32u;
 
 layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[5];
@@ -71,12 +72,12 @@ void decode8(uint row, uint k, out vec4 lo, out vec4 hi) {
 }
 
 // Invocation t stages 8 consecutive k of weight row t / 4 and of column t / 4.
-void stage(uint k0, uint K, uint wrow, uint acol, bool col_in, bool a_vec4) {
+void stage(uint k0, uint K, uint wrow, uint acol, bool col_in) {
   const uint t = gl_LocalInvocationID.x, r = t / 4u, kq = (t % 4u) * 8u, k = k0 + kq;
   vec4 w0 = vec4(0.0), w1 = vec4(0.0), a0 = vec4(0.0), a1 = vec4(0.0);
   if (k + 8u <= K) {
     decode8(wrow, k, w0, w1);
-    if (col_in && a_vec4) {
+    if (col_in && A_VEC4) {
       a0 = vbufs[T_SRC1].v[(acol + 4u * k) >> 4];
       a1 = vbufs[T_SRC1].v[(acol + 4u * k + 16u) >> 4];
     } else if (col_in) {
@@ -117,13 +118,12 @@ void main() {
   const uint abase = t_off(T_SRC1) + b2 * t_nb(T_SRC1, 2u) + b3 * t_nb(T_SRC1, 3u);
   const uint acol = abase + (m0 + t / 4u) * t_nb(T_SRC1, 1u);
   const bool col_in = m0 + t / 4u < M;
-  const bool a_vec4 = ((abase | t_nb(T_SRC1, 1u)) & 15u) == 0u;
 
   float acc[4][4];
   [[unroll]] for (uint i = 0u; i < 4u; ++i)
     [[unroll]] for (uint j = 0u; j < 4u; ++j) acc[i][j] = 0.0;
   for (uint k0 = 0u; k0 < K; k0 += BK) {
-    stage(k0, K, wrow, acol, col_in, a_vec4);
+    stage(k0, K, wrow, acol, col_in);
     barrier();
     [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
       float wv[4], av[4];

@@ -16,20 +16,20 @@
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint WTYPE = 0u;
 layout(constant_id = 1) const uint NCOLS = 1u;
+layout(constant_id = 2) const bool A_VEC4 = false;  // columns 16-byte aligned (vk_graph.cpp)
 const uint WG = 64u;
 const uint NROWS = 2u;  // vk_ops.cpp's kVecRows
 
-// src1 (F32 activations) seen as vec4s; used when every column starts 16-byte aligned.
+// src1 (F32 activations) seen as vec4s, read so when A_VEC4.
 layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[5];
 
 uint acol[NCOLS];  // byte address of each activation column
-bool a_vec4;
 float acc[NROWS * NCOLS];
 
 // Activations k..k+3 of column c.
 vec4 act4(uint c, uint k) {
   const uint a = acol[c] + 4u * k;
-  if (a_vec4) return vbufs[T_SRC1].v[a >> 4];
+  if (A_VEC4) return vbufs[T_SRC1].v[a >> 4];
   return vec4(ldf(T_SRC1, a), ldf(T_SRC1, a + 4u), ldf(T_SRC1, a + 8u), ldf(T_SRC1, a + 12u));
 }
 
@@ -197,7 +197,6 @@ void main() {
   const uint r2 = B2 / t_ne(T_SRC0, 2u), r3 = t_ne(T_DST, 3u) / t_ne(T_SRC0, 3u);
   const uint wbase = t_off(T_SRC0) + (b2 / r2) * t_nb(T_SRC0, 2u) + (b3 / r3) * t_nb(T_SRC0, 3u);
   const uint abase = t_off(T_SRC1) + b2 * t_nb(T_SRC1, 2u) + b3 * t_nb(T_SRC1, 3u);
-  a_vec4 = ((abase | t_nb(T_SRC1, 1u)) & 15u) == 0u;
   [[unroll]] for (uint c = 0u; c < NCOLS; ++c) acol[c] = abase + c * t_nb(T_SRC1, 1u);
   [[unroll]] for (uint i = 0u; i < NROWS * NCOLS; ++i) acc[i] = 0.0;
 
