@@ -29,10 +29,12 @@ double gelu(double x) {
 }
 
 // Arguments where exp(-x) overflows float32 or exp's valid range ends
-// (|x| > 88.7, > 104), at the start of row 0 when it is long enough.
+// (|x| > 88.7, > 104), at the start of row 0 when it is long enough; and
+// -85..-88.5, where silu is a normal float (~1e-35..4e-37) but e^-x passes
+// 2^126 and e^x goes subnormal, which a GPU flushes to zero.
 void plant_extremes(HostTensor& x) {
-  constexpr float kExtremes[] = {-200.0f, -104.5f, -90.0f, -88.0f, -30.0f,
-                                 30.0f,   88.0f,   90.0f,  104.5f, 200.0f};
+  constexpr float kExtremes[] = {-200.0f, -104.5f, -90.0f, -88.0f, -30.0f, 30.0f,  88.0f, 90.0f,
+                                 104.5f,  200.0f,  -85.0f, -86.0f, -87.0f, -87.5f, -88.5f};
   if (x.ne[0] < static_cast<int64_t>(std::size(kExtremes))) return;
   for (size_t i = 0; i < std::size(kExtremes); ++i) x.f32(static_cast<int64_t>(i)) = kExtremes[i];
 }

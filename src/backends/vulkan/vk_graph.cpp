@@ -58,6 +58,15 @@ void append(std::string& s, const T& v) {
   s.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
+// Whether MUL_MAT may read src1 as vec4s: every column of every batch starts
+// 16-byte aligned within its binding (p: the node's parameter words). It is a
+// specialization constant (2) rather than a test in the shader, where a CPU
+// driver (lavapipe) would run both sides of the branch.
+bool activations_vec4(const uint32_t* p) {
+  const uint32_t* s1 = p + 9;  // offset, ne[4], nb[4]
+  return ((s1[0] | s1[6] | s1[7] | s1[8]) & 15u) == 0;
+}
+
 }  // namespace
 
 RecordedGraph::~RecordedGraph() {
@@ -180,6 +189,7 @@ std::shared_ptr<RecordedGraph> recorded_graph(pi_device dev, const pi_graph& g,
       throw VkError(PI_ERR_UNSUPPORTED, "node " + std::to_string(i) + " (" + pi_op_name(n.op) +
                                             ") needs more workgroups than one dispatch holds");
     }
+    if (n.op == PI_OP_MUL_MAT) plan.spec[2] = activations_vec4(p) ? 1 : 0;
     vkCmdBindPipeline(rg->cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
                       dev->pipeline({plan.shader, plan.spec, plan.n_spec}));
     vkCmdBindDescriptorSets(rg->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dev->pipeline_layout, 0, 1,

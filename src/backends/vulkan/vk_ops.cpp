@@ -127,6 +127,30 @@ void rope_extra(const pi_node& n, OpPlan* p) {
   p->extra[4] = fbits(1.0f + 0.1f * std::log(1.0f / freq_scale));
 }
 
+// MUL_MAT. Up to kVecCols activation columns (decode): the matrix-vector shader,
+// kVecRows weight rows per workgroup against all columns (the column count is a
+// specialization constant, so each count gets its own unrolled pipeline).
+// More columns: the tiled GEMM, one workgroup per 64 x 64 output tile.
+constexpr int64_t kVecCols = 8;
+constexpr uint64_t kVecRows = 2;  // NROWS in shaders/mul_mat_vec.comp
+constexpr uint64_t kTile = 64;    // BM = BN in shaders/mul_mat_mm.comp
+void plan_mul_mat(const pi_node& n, bool subgroup_arith, OpPlan* p) {
+  const pi_tensor& d = n.dst;
+  const uint64_t batches = static_cast<uint64_t>(d.ne[2] * d.ne[3]);
+  if (d.ne[1] <= kVecCols) {
+    const uint64_t row_groups = (static_cast<uint64_t>(d.ne[0]) + kVecRows - 1) / kVecRows;
+    *p = {subgroup_arith ? "mul_mat_vec_subgroup" : "mul_mat_vec",
+          {n.src[0].type, static_cast<uint32_t>(d.ne[1]), 0},
+          3,
+          row_groups * batches,
+          {}};
+    return;
+  }
+  const uint64_t tiles = ((static_cast<uint64_t>(d.ne[0]) + kTile - 1) / kTile) *
+                         ((static_cast<uint64_t>(d.ne[1]) + kTile - 1) / kTile);
+  *p = {"mul_mat_mm", {n.src[0].type, 0, 0}, 3, tiles * batches, {}};
+}
+
 }  // namespace
 
 uint64_t tensor_extent(const pi_tensor& t) {
@@ -152,7 +176,7 @@ bool plan_node(const pi_node& n, bool subgroup_arith, OpPlan* p, std::string* wh
           s1.ne[3] != 1 || !f32_rows(d) || d.ne[0] != s0.ne[0] || d.ne[1] != s1.ne[0] ||
           d.ne[2] != s1.ne[1] || d.ne[3] != 1)
         return fail(why, "shapes");
-      *p = {"get_rows", {s0.type, 0}, 1, elementwise_groups(d), {}};
+      *p = {"get_rows", {s0.type}, 1, elementwise_groups(d), {}};
       return true;
     case PI_OP_RMS_NORM:
     case PI_OP_NORM:
@@ -166,11 +190,7 @@ bool plan_node(const pi_node& n, bool subgroup_arith, OpPlan* p, std::string* wh
           d.ne[1] != s1.ne[1] || d.ne[2] != s1.ne[2] || d.ne[3] != s1.ne[3] ||
           s1.ne[2] % s0.ne[2] != 0 || s1.ne[3] % s0.ne[3] != 0)
         return fail(why, "shapes");
-      *p = {subgroup_arith ? "mul_mat_subgroup" : "mul_mat",
-            {s0.type, 0},
-            1,
-            static_cast<uint64_t>(nelem(d)),
-            {}};
+      plan_mul_mat(n, subgroup_arith, p);
       return true;
     case PI_OP_ADD:
     case PI_OP_MUL:
@@ -224,7 +244,7 @@ bool plan_node(const pi_node& n, bool subgroup_arith, OpPlan* p, std::string* wh
         return fail(why, "shapes");
       if (present(s3) && (!f32_rows(s3) || s3.ne[0] != s1.ne[1] || s3.ne[1] < t))
         return fail(why, "mask shape");
-      *p = {"flash_attn", {s1.type, 0}, 1, static_cast<uint64_t>(t * h), {}};
+      *p = {"flash_attn", {s1.type}, 1, static_cast<uint64_t>(t * h), {}};
       p->extra[0] = present(s3) ? 1 : 0;
       return true;
     }

@@ -18,7 +18,7 @@ constexpr uint32_t kExtraBase = 61;
 
 struct OpPlan {
   const char* shader = nullptr;  // name in the embedded shader table
-  std::array<uint32_t, 2> spec{};
+  std::array<uint32_t, 3> spec{};
   uint32_t n_spec = 0;
   uint64_t groups = 0;  // workgroups of 64 invocations
   std::array<uint32_t, kParamWords - kExtraBase> extra{};

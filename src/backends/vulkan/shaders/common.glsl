@@ -161,10 +161,18 @@ float tanh_acc(float x) {
   return x < 0.0 ? -r : r;
 }
 
-// x · sigmoid(x). Below x = -88.7, e^-x overflows float32 while the result is
-// still a normal number (silu(-90) ~ -7e-38), so there x·e^x is formed as
-// -e^(x + ln|x|); the log's error is far inside the bound at that magnitude.
+// x · sigmoid(x), formed so that no intermediate is subnormal or infinite
+// while the result is a normal float: GPUs flush subnormals, and a divide by a
+// denominator above 2^126 may return 0 (NVIDIA's approximate reciprocal), as
+// x / (1 + e^-x) did at x = -88 (e^88 ~ 2^127) where silu is -5e-37.
+//   x >= 0:        x / (1 + e^-x), e^-x in (0, 1] (flushed to 0 past 87: harmless)
+//   -87 <= x < 0:  x·e^x / (1 + e^x), e^x >= e^-87 ~ 1.6e-38 normal, denominator in (1, 2]
+//   x < -87:       -e^(x + ln|x|) / (1 + e^x): the numerator is the result itself, so
+//                  it is subnormal only when the result is; e^x may flush (1 + 0).
+// ln|x| error: at |x| >= 87 the bound's 2^-126 term is >= 1e-3 of the result.
 float silu_acc(float x) {
-  if (x < -88.0) return -exp_acc(x + log(-x)) / (1.0 + exp_acc(x));
-  return x / (1.0 + exp_acc(-x));
+  if (x >= 0.0) return x / (1.0 + exp_acc(-x));
+  const float e = exp_acc(x);
+  if (x >= -87.0) return x * e / (1.0 + e);
+  return -exp_acc(x + log(-x)) / (1.0 + e);
 }
