@@ -37,6 +37,18 @@ __device__ __forceinline__ float bf16_bits_to_f32(uint16_t h) {
   return __uint_as_float(static_cast<uint32_t>(h) << 16);
 }
 
+// Eight F16 values at a 16-byte aligned address, as float32 (one 16-byte load).
+__device__ __forceinline__ void f16x8_to_f32(const uint8_t* p, float out[8]) {
+  const uint4 v = *reinterpret_cast<const uint4*>(p);
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
+    out[2 * i] = f.x;
+    out[2 * i + 1] = f.y;
+  }
+}
+
 // Round to nearest even as ggml's fp32_to_bf16, keeping a NaN a quiet NaN.
 __device__ __forceinline__ uint16_t f32_to_bf16_bits(float f) {
   const uint32_t u = __float_as_uint(f);

@@ -12,14 +12,7 @@ constexpr int kMaxGroup = 8;
 __device__ __forceinline__ void load8(uint32_t type, const uint8_t* row, int d0, bool a16,
                                       float out[8]) {
   if (type == kF16 && a16) {
-    const uint4 v = *reinterpret_cast<const uint4*>(row + 2 * d0);
-    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
-      out[2 * i] = f.x;
-      out[2 * i + 1] = f.y;
-    }
+    f16x8_to_f32(row + 2 * d0, out);
     return;
   }
 #pragma unroll

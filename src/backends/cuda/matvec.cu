@@ -236,14 +236,7 @@ __global__ __launch_bounds__(kFastWarps * 32) void matvec_fast(FastArgs p) {
       for (int e = 8 * lane; e < len; e += 256) {
         float w[8];
         if (a16) {
-          const uint4 v = *reinterpret_cast<const uint4*>(s + 2 * e);
-          const uint32_t words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&words[i]));
-            w[2 * i] = f.x;
-            w[2 * i + 1] = f.y;
-          }
+          f16x8_to_f32(s + 2 * e, w);
         } else {
 #pragma unroll
           for (int i = 0; i < 8; ++i) w[i] = f16_bits_to_f32(ld16(s + 2 * (e + i)));
