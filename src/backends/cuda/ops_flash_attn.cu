@@ -19,9 +19,10 @@ namespace {
 
 constexpr int kWarps = 4;
 constexpr int kPerLane = kMaxD / 32;
-// Fewest KV positions per split. A warp walks its positions one after the
-// other (load K row, reduce, exp, load V row), so a decode step wants short
-// walks over many blocks: at 128 positions per split a Llama-8B step at
+// Fewest KV positions per split of the general kernel (few tokens that the
+// decode and tensor-core kernels do not take). A warp walks its positions one
+// after the other (load K row, reduce, exp, load V row), so short walks over
+// many blocks win: at 128 positions per split a Llama-8B decode step at
 // n_kv = 128 took 70 us per layer on the H200 (32 blocks, 32 serial steps
 // per warp).
 constexpr int64_t kMinSplitKv = 16;
