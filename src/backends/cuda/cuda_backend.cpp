@@ -49,9 +49,11 @@ pi_status device_open(int index, const char* options, pi_device* out) {
   dev->index = index;
   dev->sm_count = p.multiProcessorCount;
   const char* env = std::getenv("POLYINFER_CUDA_GRAPHS");
+  const char* fusion = std::getenv("POLYINFER_CUDA_FUSION");
   dev->profile = profile_mode_from_env();
   dev->graphs = !option_off(options, "graphs=") && !(env != nullptr && env[0] == '0') &&
                 dev->profile != ProfileMode::kKernels;
+  dev->fusion = !option_off(options, "fusion=") && !(fusion != nullptr && fusion[0] == '0');
   *out = dev;
   return PI_OK;
 }

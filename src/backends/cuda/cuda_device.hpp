@@ -17,6 +17,7 @@ struct pi_device_s {
   int index = 0;
   int sm_count = 0;
   bool graphs = true;  // capture and replay repeated submits (option graphs=0 turns it off)
+  bool fusion = true;  // launch fused units (fusion.hpp; option fusion=0 turns it off)
   polyinfer::cuda::ProfileMode profile = polyinfer::cuda::ProfileMode::kOff;
   std::string error;
 };

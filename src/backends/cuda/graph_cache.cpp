@@ -84,19 +84,25 @@ void GraphCache::clear() {
 // Same topology (so the same node layout), few changed nodes, each of them
 // patchable.
 bool GraphCache::patchable(const Entry& e, const GraphKeys& keys,
+                           const std::vector<uint32_t>& leaders,
                            std::vector<uint32_t>* changed) const {
-  if (e.keys.topology != keys.topology || e.keys.node_end != keys.node_end) return false;
+  if (e.keys.topology != keys.topology || e.keys.node_end != keys.node_end ||
+      e.leaders != leaders) {
+    return false;
+  }
   const uint32_t n = static_cast<uint32_t>(keys.node_end.size());
   changed->clear();
   for (uint32_t i = 0; i < n; ++i) {
     if (same_node(e.keys, keys, i)) continue;
-    if (e.kernels[i].empty() || changed->size() >= n / kMaxPatchShare) return false;
-    changed->push_back(i);
+    const uint32_t unit = leaders[i];
+    if (!changed->empty() && changed->back() == unit) continue;  // units are contiguous
+    if (e.kernels[unit].empty() || changed->size() >= n / kMaxPatchShare) return false;
+    changed->push_back(unit);
   }
   return true;
 }
 
-GraphCache::Lookup GraphCache::lookup(const GraphKeys& keys) {
+GraphCache::Lookup GraphCache::lookup(const GraphKeys& keys, const std::vector<uint32_t>& leaders) {
   Lookup r;
   bool topology_cached = false;
   const std::vector<uint64_t> prev_eager = std::move(last_eager_);
@@ -112,7 +118,7 @@ GraphCache::Lookup GraphCache::lookup(const GraphKeys& keys) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->keys.topology != keys.topology) continue;
     topology_cached = true;
-    if (patchable(*it, keys, &r.changed)) {
+    if (patchable(*it, keys, leaders, &r.changed)) {
       entries_.splice(entries_.begin(), entries_, it);
       r.action = Action::kPatch;
       r.exec = entries_.front().exec;
@@ -128,8 +134,8 @@ GraphCache::Lookup GraphCache::lookup(const GraphKeys& keys) {
   return r;
 }
 
-cudaGraphExec_t GraphCache::install(const GraphKeys& keys, cudaGraph_t graph, NodeKernels kernels,
-                                    cudaError_t* err) {
+cudaGraphExec_t GraphCache::install(const GraphKeys& keys, const std::vector<uint32_t>& leaders,
+                                    cudaGraph_t graph, NodeKernels kernels, cudaError_t* err) {
   cudaGraphExec_t exec = nullptr;
   *err = cudaGraphInstantiate(&exec, graph, 0);
   if (*err != cudaSuccess) {
@@ -145,7 +151,7 @@ cudaGraphExec_t GraphCache::install(const GraphKeys& keys, cudaGraph_t graph, No
       break;
     }
   }
-  entries_.push_front(Entry{keys, graph, exec, std::move(kernels)});
+  entries_.push_front(Entry{keys, leaders, graph, exec, std::move(kernels)});
   if (entries_.size() > kMaxEntries) {
     destroy(entries_.back());
     entries_.pop_back();

@@ -54,11 +54,14 @@ class GraphCache {
   GraphCache& operator=(const GraphCache&) = delete;
   ~GraphCache();
 
-  Lookup lookup(const GraphKeys& keys);
+  // `leaders`: each node's fused unit, by its first node (fusion.hpp); a
+  // changed node is captured again with its whole unit, under the leader.
+  Lookup lookup(const GraphKeys& keys, const std::vector<uint32_t>& leaders);
   // After a full capture: instantiates the executable for keys and keeps the
-  // graph and its kernel nodes. Returns it, or nullptr with the error in *err.
-  cudaGraphExec_t install(const GraphKeys& keys, cudaGraph_t graph, NodeKernels kernels,
-                          cudaError_t* err);
+  // graph and its kernel nodes (under each unit's leader). Returns it, or
+  // nullptr with the error in *err.
+  cudaGraphExec_t install(const GraphKeys& keys, const std::vector<uint32_t>& leaders,
+                          cudaGraph_t graph, NodeKernels kernels, cudaError_t* err);
   // After capturing the nodes lookup() named: sets their kernels' parameters
   // in the executable. False when they do not pair up with the cached kernels
   // (then the executable is dropped and the caller captures in full).
@@ -69,6 +72,7 @@ class GraphCache {
  private:
   struct Entry {
     GraphKeys keys;
+    std::vector<uint32_t> leaders;
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
     NodeKernels kernels;
@@ -77,7 +81,8 @@ class GraphCache {
   // A patch recaptures at most this share of the nodes; more is a new graph.
   static constexpr size_t kMaxPatchShare = 4;
   static void destroy(Entry& e);
-  bool patchable(const Entry& e, const GraphKeys& keys, std::vector<uint32_t>* changed) const;
+  bool patchable(const Entry& e, const GraphKeys& keys, const std::vector<uint32_t>& leaders,
+                 std::vector<uint32_t>* changed) const;
   std::list<Entry> entries_;                     // most recently used first
   std::list<std::vector<uint64_t>> seen_;        // full signatures seen once
   std::list<std::vector<uint64_t>> topologies_;  // topologies seen

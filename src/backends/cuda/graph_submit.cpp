@@ -8,6 +8,9 @@
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/cuda_ops.hpp"
 #include "backends/cuda/cuda_status.hpp"
+#include "backends/cuda/fused_ops.hpp"
+#include "backends/cuda/fusion.hpp"
+#include "backends/cuda/matvec_path.hpp"
 #include "backends/cuda/view.hpp"
 
 namespace polyinfer::cuda {
@@ -50,9 +53,11 @@ cudaGraphNode_t capture_tail(cudaStream_t stream) {
   return deps[0];
 }
 
-// What enqueue does besides launching: the nodes to launch (all when null),
-// and, when capturing, where to put each one's last captured graph node.
+// What enqueue launches (every unit, or those whose first node is in `only`,
+// ascending), and, when capturing, where to put each one's last captured
+// graph node.
 struct EnqueuePlan {
+  const std::vector<Unit>* units = nullptr;
   const std::vector<uint32_t>* only = nullptr;
   std::vector<cudaGraphNode_t>* tails = nullptr;
 };
@@ -71,69 +76,149 @@ std::string launch_node(pi_stream s, const pi_node& n, ActQuantCache& act_cache)
                         s->cublas,
                         s->dev->sm_count,
                         &act_cache};
-  const bool timed = s->dev->profile == ProfileMode::kKernels;
-  if (timed) s->profiler.begin_node(s->stream, n);
   if (const char* e = kOps[n.op]->launch(c)) return std::string(pi_op_name(n.op)) + ": " + e;
-  if (timed) s->profiler.end_node(s->stream);
   if (act_cache.valid && overlaps(dst, act_cache)) act_cache.valid = false;
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-    return std::string(pi_op_name(n.op)) + " launch: " + cudaGetErrorString(e);
+  return {};
+}
+
+const char* unit_name(UnitKind k) {
+  switch (k) {
+    case UnitKind::kNormMul:
+      return "fused RMS_NORM+MUL";
+    case UnitKind::kAddNormMul:
+      return "fused ADD+RMS_NORM+MUL";
+    case UnitKind::kMatvecGroup:
+      return "fused MUL_MAT group";
+    case UnitKind::kRopePair:
+      return "fused ROPE pair";
+    case UnitKind::kCpyPair:
+      return "fused CPY pair";
+    default:
+      return "fused SWIGLU+quantize";
+  }
+}
+
+const char* launch_fused(const Unit& u, const UnitContext& c) {
+  switch (u.kind) {
+    case UnitKind::kNormMul:
+    case UnitKind::kAddNormMul:
+      return launch_norm_mul(c);
+    case UnitKind::kMatvecGroup:
+      return launch_mul_mat_group(c);
+    case UnitKind::kRopePair:
+      return launch_rope_pair(c);
+    case UnitKind::kCpyPair:
+      return launch_cpy_pair(c);
+    default:
+      return launch_swiglu_quant(c);
+  }
+}
+
+// A fused unit's nodes in one launch.
+std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u,
+                              ActQuantCache& act_cache) {
+  NodeViews views[kMaxGroupMats];
+  for (uint32_t k = 0; k < u.count; ++k) {
+    const pi_node& n = g.nodes[u.first + k];
+    for (int j = 0; j < PI_MAX_SRC; ++j) views[k].src[j] = view_of(n.src[j]);
+    views[k].dst = view_of(n.dst);
+  }
+  if (u.kind != UnitKind::kMatvecGroup) act_cache.valid = false;
+  const UnitContext c{&g.nodes[u.first], views,      u.count,         u.quantize_next, s->stream,
+                      s->scratch.data(), &act_cache, s->dev->sm_count};
+  if (const char* e = launch_fused(u, c)) return std::string(unit_name(u.kind)) + ": " + e;
+  // A unit that quantized its own output has just made the cache valid.
+  for (uint32_t k = 0; !u.quantize_next && k < u.count; ++k) {
+    if (act_cache.valid && overlaps(views[k].dst, act_cache)) act_cache.valid = false;
   }
   return {};
 }
 
-// Enqueues the plan's nodes on the stream; empty or what failed.
-std::string enqueue(pi_stream s, const pi_graph& g, const EnqueuePlan& plan = {}) {
+std::string launch_unit(pi_stream s, const pi_graph& g, const Unit& u, ActQuantCache& act_cache) {
+  const pi_node& first = g.nodes[u.first];
+  const bool single = u.kind == UnitKind::kSingle && !u.quantize_next;
+  const bool timed = s->dev->profile == ProfileMode::kKernels;
+  if (timed) s->profiler.begin_node(s->stream, first, single ? nullptr : unit_name(u.kind));
+  std::string err =
+      single ? launch_node(s, first, act_cache) : launch_fused_unit(s, g, u, act_cache);
+  if (!err.empty()) return err;
+  if (timed) s->profiler.end_node(s->stream);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+    return std::string(pi_op_name(first.op)) + " launch: " + cudaGetErrorString(e);
+  }
+  return {};
+}
+
+// Enqueues the plan's units on the stream; empty or what failed.
+std::string enqueue(pi_stream s, const pi_graph& g, const EnqueuePlan& plan) {
   ActQuantCache act_cache;
-  const uint32_t count = plan.only ? static_cast<uint32_t>(plan.only->size()) : g.n_nodes;
-  for (uint32_t k = 0; k < count; ++k) {
-    const pi_node& n = g.nodes[plan.only ? (*plan.only)[k] : k];
-    if (std::string e = launch_node(s, n, act_cache); !e.empty()) return e;
+  size_t next = 0;  // into plan.only
+  for (const Unit& u : *plan.units) {
+    if (plan.only) {
+      if (next == plan.only->size()) break;
+      if ((*plan.only)[next] != u.first) continue;
+      ++next;
+    }
+    if (std::string e = launch_unit(s, g, u, act_cache); !e.empty()) return e;
     if (plan.tails) plan.tails->push_back(capture_tail(s->stream));
   }
   return {};
 }
 
-// Each node's kernels in a captured chain, walking back from its tail to the
-// previous node's tail. MUL_MAT nodes are left unpatchable: whether a product
-// quantizes its activations depends on the node before it.
-NodeKernels kernels_of(const pi_graph& g, const std::vector<uint32_t>* only,
-                       const std::vector<cudaGraphNode_t>& tails) {
-  NodeKernels out(tails.size());
-  for (size_t k = 0; k < tails.size(); ++k) {
-    const pi_node& n = g.nodes[only ? (*only)[k] : k];
-    const cudaGraphNode_t stop = k == 0 ? nullptr : tails[k - 1];
-    std::vector<cudaGraphNode_t> chain;
-    bool ok = tails[k] != nullptr && tails[k] != stop && n.op != PI_OP_MUL_MAT;
-    for (cudaGraphNode_t node = tails[k]; ok && node != stop;) {
-      cudaGraphNodeType type{};
-      size_t ndeps = 0;
-      ok = cudaGraphNodeGetType(node, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel &&
-           cudaGraphNodeGetDependencies(node, nullptr, nullptr, &ndeps) == cudaSuccess &&
-           ndeps <= 1;
-      if (!ok) break;
-      chain.insert(chain.begin(), node);
-      cudaGraphNode_t dep = nullptr;
-      if (ndeps == 1 && cudaGraphNodeGetDependencies(node, &dep, nullptr, &ndeps) != cudaSuccess)
-        ok = false;
-      node = ndeps == 1 ? dep : nullptr;
-      if (node == nullptr && stop != nullptr) ok = false;
-    }
-    if (ok) out[k] = std::move(chain);
+// A unit whose kernels a patch may set again: not a matrix product (whether
+// it quantizes its activations depends on the unit before it).
+bool patchable_unit(const pi_graph& g, const Unit& u) {
+  return u.kind != UnitKind::kMatvecGroup && g.nodes[u.first].op != PI_OP_MUL_MAT;
+}
+
+// The kernels of a captured chain, walking back from a unit's tail to the
+// previous unit's tail; empty when they are not a plain chain of kernels.
+std::vector<cudaGraphNode_t> chain_between(cudaGraphNode_t tail, cudaGraphNode_t stop) {
+  std::vector<cudaGraphNode_t> chain;
+  bool ok = tail != nullptr && tail != stop;
+  for (cudaGraphNode_t node = tail; ok && node != stop;) {
+    cudaGraphNodeType type{};
+    size_t ndeps = 0;
+    ok = cudaGraphNodeGetType(node, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel &&
+         cudaGraphNodeGetDependencies(node, nullptr, nullptr, &ndeps) == cudaSuccess && ndeps <= 1;
+    if (!ok) break;
+    chain.insert(chain.begin(), node);
+    cudaGraphNode_t dep = nullptr;
+    if (ndeps == 1 && cudaGraphNodeGetDependencies(node, &dep, nullptr, &ndeps) != cudaSuccess)
+      ok = false;
+    node = ndeps == 1 ? dep : nullptr;
+    if (node == nullptr && stop != nullptr) ok = false;
   }
   cudaGetLastError();
+  return ok ? chain : std::vector<cudaGraphNode_t>{};
+}
+
+// Each launched unit's kernels, indexed by node (under the unit's first node)
+// for a full capture, by position in `only` for a partial one.
+NodeKernels kernels_of(const pi_graph& g, const std::vector<Unit>& units,
+                       const std::vector<uint32_t>* only,
+                       const std::vector<cudaGraphNode_t>& tails) {
+  NodeKernels out(only ? tails.size() : g.n_nodes);
+  size_t k = 0;
+  for (const Unit& u : units) {
+    if (k == tails.size()) break;
+    if (only && (*only)[k] != u.first) continue;
+    if (patchable_unit(g, u))
+      out[only ? k : u.first] = chain_between(tails[k], k == 0 ? nullptr : tails[k - 1]);
+    ++k;
+  }
   return out;
 }
 
 // Captures the plan's nodes into a new graph, with each node's kernels.
-pi_status capture(pi_stream s, const pi_graph& g, const std::vector<uint32_t>* only,
-                  cudaGraph_t* graph, NodeKernels* kernels) {
+pi_status capture(pi_stream s, const pi_graph& g, const std::vector<Unit>& units,
+                  const std::vector<uint32_t>* only, cudaGraph_t* graph, NodeKernels* kernels) {
   if (cudaError_t e = cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal);
       e != cudaSuccess) {
     return cuda_fail(s->dev, "cudaStreamBeginCapture", e);
   }
   std::vector<cudaGraphNode_t> tails;
-  const std::string err = enqueue(s, g, EnqueuePlan{only, &tails});
+  const std::string err = enqueue(s, g, EnqueuePlan{&units, only, &tails});
   *graph = nullptr;
   const cudaError_t end = cudaStreamEndCapture(s->stream, graph);
   if (!err.empty() || end != cudaSuccess) {
@@ -143,7 +228,7 @@ pi_status capture(pi_stream s, const pi_graph& g, const std::vector<uint32_t>* o
         s->dev, PI_ERR_DEVICE,
         "CUDA backend: capture: " + (err.empty() ? std::string(cudaGetErrorString(end)) : err));
   }
-  *kernels = kernels_of(g, only, tails);
+  *kernels = kernels_of(g, units, only, tails);
   return PI_OK;
 }
 
@@ -153,28 +238,29 @@ pi_status launch_exec(pi_stream s, cudaGraphExec_t exec) {
   return PI_OK;
 }
 
-pi_status run_eager(pi_stream s, const pi_graph& g) {
-  const std::string err = enqueue(s, g);
+pi_status run_eager(pi_stream s, const pi_graph& g, const std::vector<Unit>& units) {
+  const std::string err = enqueue(s, g, EnqueuePlan{&units});
   return err.empty() ? PI_OK : fail(s->dev, PI_ERR_DEVICE, "CUDA backend: " + err);
 }
 
 // Captures only the changed nodes and patches the cached executable.
-bool try_patch(pi_stream s, const pi_graph& g, const GraphKeys& keys,
-               const GraphCache::Lookup& lk) {
+bool try_patch(pi_stream s, const pi_graph& g, const std::vector<Unit>& units,
+               const GraphKeys& keys, const GraphCache::Lookup& lk) {
   cudaGraph_t part = nullptr;
   NodeKernels fresh;
-  if (capture(s, g, &lk.changed, &part, &fresh) != PI_OK) return false;
+  if (capture(s, g, units, &lk.changed, &part, &fresh) != PI_OK) return false;
   const bool ok = s->graphs.patch(keys, lk.changed, fresh);
   cudaGraphDestroy(part);
   return ok;
 }
 
-pi_status capture_and_launch(pi_stream s, const pi_graph& g, const GraphKeys& keys) {
+pi_status capture_and_launch(pi_stream s, const pi_graph& g, const std::vector<Unit>& units,
+                             const std::vector<uint32_t>& leaders, const GraphKeys& keys) {
   cudaGraph_t graph = nullptr;
   NodeKernels kernels;
-  if (pi_status st = capture(s, g, nullptr, &graph, &kernels); st != PI_OK) return st;
+  if (pi_status st = capture(s, g, units, nullptr, &graph, &kernels); st != PI_OK) return st;
   cudaError_t e = cudaSuccess;
-  cudaGraphExec_t exec = s->graphs.install(keys, graph, std::move(kernels), &e);
+  cudaGraphExec_t exec = s->graphs.install(keys, leaders, graph, std::move(kernels), &e);
   if (exec == nullptr) return cuda_fail(s->dev, "cudaGraphInstantiate", e);
   return launch_exec(s, exec);
 }
@@ -202,28 +288,30 @@ pi_status reserve_scratch(pi_stream s, const pi_graph& g) {
 pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
   cudaSetDevice(s->dev->index);
   if (pi_status st = reserve_scratch(s, g); st != PI_OK) return st;
-  if (!s->dev->graphs) return run_eager(s, g);
+  const std::vector<Unit> units = plan_units(g, s->dev->fusion);
+  if (!s->dev->graphs) return run_eager(s, g, units);
+  const std::vector<uint32_t> leaders = unit_leaders(units, g.n_nodes);
   const GraphKeys keys = graph_keys(g);
-  const GraphCache::Lookup lk = s->graphs.lookup(keys);
+  const GraphCache::Lookup lk = s->graphs.lookup(keys, leaders);
   switch (lk.action) {
     case GraphCache::Action::kReplay:
       *action = "replay";
       return launch_exec(s, lk.exec);
     case GraphCache::Action::kPatch:
-      if (try_patch(s, g, keys, lk)) {
+      if (try_patch(s, g, units, keys, lk)) {
         *action = "patch + replay";
         return launch_exec(s, lk.exec);
       }
       *action = "capture (patch failed)";
-      return capture_and_launch(s, g, keys);
+      return capture_and_launch(s, g, units, leaders, keys);
     case GraphCache::Action::kCapture:
       *action = "capture";
-      return capture_and_launch(s, g, keys);
+      return capture_and_launch(s, g, units, leaders, keys);
     case GraphCache::Action::kEager:
       break;
   }
   *action = "eager";
-  return run_eager(s, g);
+  return run_eager(s, g, units);
 }
 
 }  // namespace

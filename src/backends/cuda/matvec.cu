@@ -1,19 +1,22 @@
 // MUL_MAT for decode (at most kMaxVecCols activation columns), weights read
 // once in their stored format.
 //
-// Fast path (Q4_0, Q4_K, Q6_K, F16; unbatched): a warp per weight row.
+// Fast path (Q4_0, Q4_K, Q6_K, Q8_0, F16; unbatched): a warp per weight row.
 // The warp copies a segment of its row (up to 4,096 values) into shared
 // memory with 16-byte asynchronous copies (cp.async) of the aligned bytes
 // around it, so the row is read from DRAM in whole sectors whatever its
-// alignment, then dots it from shared memory. Quantized rows are dotted with
-// activations quantized once per call to 8-bit blocks of 32 (float32 scale,
-// docs/OPS.md allows it) through __dp4a; F16 rows with the float32
-// activations. Other types and batched products take the generic kernel:
-// lanes decode consecutive 8-value chunks (quant_decode.cuh) in float32.
-// Q8_0 stays there on purpose, as on the CPU: with 8-bit activations the
-// TinyStories-656K-Q8_0 "Hello" oracle flips at a 0.008 logit margin.
+// alignment, then dots it from shared memory. Q4_0, Q4_K and Q6_K rows are
+// dotted with activations quantized once per call to 8-bit blocks of 32
+// (float32 scale, docs/OPS.md allows it) through __dp4a; F16 and Q8_0 rows
+// with the float32 activations: with 8-bit activations the
+// TinyStories-656K-Q8_0 "Hello" oracle flips at a 0.008 logit margin, as on
+// the CPU. One launch may cover up to kMaxGroupMats matrices that share the
+// activations (Q, K and V; gate and up): their rows are one grid.
+// Other types and batched products take the generic kernel: lanes decode
+// consecutive 8-value chunks (quant_decode.cuh) in float32.
 #include <cuda_pipeline.h>
 
+#include "backends/cuda/act_quant.cuh"
 #include "backends/cuda/matvec.hpp"
 #include "backends/cuda/quant_decode.cuh"
 
@@ -95,11 +98,15 @@ struct Fmt<kQ4_K> {
 };
 template <>
 struct Fmt<kQ6_K> {
-  static constexpr int kBlock = 256, kBytes = 210, kSeg = 4096;
+  static constexpr int kBlock = 256, kBytes = 210, kSeg = 2048;
+};
+template <>
+struct Fmt<kQ8_0> {
+  static constexpr int kBlock = 32, kBytes = 34, kSeg = 2048;
 };
 template <>
 struct Fmt<kF16> {
-  static constexpr int kBlock = 1, kBytes = 2, kSeg = 2048;
+  static constexpr int kBlock = 1, kBytes = 2, kSeg = 1024;
 };
 
 // Shared-memory bytes per warp: a segment plus the alignment slack.
@@ -110,16 +117,33 @@ struct Slot {
 };
 
 struct FastArgs {
-  View w, d;
+  // Matrix m's rows are the flat rows [m ? row_end[m - 1] : 0, row_end[m]).
+  View w[kMaxGroupMats], d[kMaxGroupMats];
+  int64_t row_end[kMaxGroupMats];
+  int nmat;
   int ncols;
   // Quantized types: activations as 8-bit blocks of 32: codes [ncols][K],
   // scales and scale * Σ codes [ncols][K/32].
   int8_t* aq;
   float* ad;
   float* as;
-  View a;      // F16: the float32 activations
-  bool act16;  // F16: every activation row starts 16-byte aligned
+  View a;      // F16, Q8_0: the float32 activations
+  bool act16;  // F16, Q8_0: every activation row starts 16-byte aligned
 };
+
+// Σ over 8 consecutive float32 activations x (16-byte aligned when a16) of w.
+__device__ __forceinline__ float dot8(const float w[8], const float* x, bool a16) {
+  if (a16) {
+    const float4 x0 = __ldg(reinterpret_cast<const float4*>(x));
+    const float4 x1 = __ldg(reinterpret_cast<const float4*>(x) + 1);
+    return w[0] * x0.x + w[1] * x0.y + w[2] * x0.z + w[3] * x0.w + w[4] * x1.x + w[5] * x1.y +
+           w[6] * x1.z + w[7] * x1.w;
+  }
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) s += w[i] * __ldg(x + i);
+  return s;
+}
 
 // Four bytes at a 2-byte aligned shared-memory address.
 __device__ __forceinline__ uint32_t lds32(const uint8_t* p) {
@@ -199,188 +223,286 @@ __device__ __forceinline__ float unit_dot(const uint8_t* s, int u, const int x[8
   }
 }
 
+// Segment `seg` of flat row `row` over the group's matrices (matrix m has
+// rows [row_end[m - 1], row_end[m])): its first byte, values and matrix.
+struct SegRef {
+  const uint8_t* src;
+  int64_t k0;
+  int len, m;
+  int64_t n;  // row within matrix m
+};
+
+template <uint32_t T>
+__device__ __forceinline__ SegRef seg_ref(const FastArgs& p, int64_t row, int64_t seg) {
+  using F = Fmt<T>;
+  int m = 0;
+  while (m + 1 < p.nmat && row >= p.row_end[m]) ++m;
+  const View& w = p.w[m];
+  const int64_t n = row - (m == 0 ? 0 : p.row_end[m - 1]), k = w.ne[0];
+  const int64_t k0 = seg * F::kSeg;
+  const int len = static_cast<int>(k - k0 < F::kSeg ? k - k0 : F::kSeg);
+  return {w.data + n * w.nb[1] + k0 / F::kBlock * F::kBytes, k0, len, m, n};
+}
+
+// Starts the 16-byte asynchronous copies of a segment's aligned bytes into
+// `slot`; returns the segment's offset in it.
+template <uint32_t T>
+__device__ __forceinline__ int stage(const SegRef& r, uint8_t* slot, int lane) {
+  using F = Fmt<T>;
+  const int nbytes = r.len / F::kBlock * F::kBytes;
+  const uintptr_t a0 = reinterpret_cast<uintptr_t>(r.src) & ~uintptr_t{15};
+  const int head = static_cast<int>(reinterpret_cast<uintptr_t>(r.src) - a0);
+  const int n16 = (head + nbytes + 15) / 16;
+  for (int i = lane; i < n16; i += 32) {
+    __pipeline_memcpy_async(slot + 16 * i, reinterpret_cast<const void*>(a0 + 16 * i), 16);
+  }
+  return head;
+}
+
+// acc[c] += the staged segment `s` (16-byte aligned when a16) of a row times
+// activation column c's values [k0, k0 + len).
+template <uint32_t T, int NC>
+__device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* s, bool a16,
+                                            int64_t k, int64_t k0, int len, int ncols, int lane,
+                                            float acc[NC]) {
+  if constexpr (T == kF16) {
+    // Lane takes 8 consecutive values at a time.
+    for (int e = 8 * lane; e < len; e += 256) {
+      float wv[8];
+      if (a16) {
+        f16x8_to_f32(s + 2 * e, wv);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) wv[i] = f16_bits_to_f32(ld16(s + 2 * (e + i)));
+      }
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        if (c < ncols) {
+          const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + k0 + e;
+          acc[c] += dot8(wv, x, p.act16);
+        }
+      }
+    }
+  } else if constexpr (T == kQ8_0) {
+    // Lane takes a block of 32 at a time: its scale, then 4 words of codes
+    // per 8 activations.
+    for (int u = lane; u < len / 32; u += 32) {
+      const uint8_t* b = s + u * 34;
+      const float d = f16_bits_to_f32(ld16(b));
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        if (c < ncols) {
+          const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + k0 + 32 * u;
+          float part = 0.0f;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const uint32_t q0 = lds32(b + 2 + 8 * j), q1 = lds32(b + 6 + 8 * j);
+            float wv[8];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              wv[i] = static_cast<float>(static_cast<int8_t>(q0 >> (8 * i)));
+              wv[4 + i] = static_cast<float>(static_cast<int8_t>(q1 >> (8 * i)));
+            }
+            part += dot8(wv, x + 8 * j, p.act16);
+          }
+          acc[c] += d * part;
+        }
+      }
+    }
+  } else {
+    const int units = len / 32;
+#pragma unroll 4
+    for (int u = lane; u < units; u += 32) {
+      const int64_t ub = k0 / 32 + u;  // activation block
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        if (c < ncols) {
+          const int4* xv = reinterpret_cast<const int4*>(p.aq + c * k + 32 * ub);
+          const int4 x0 = __ldg(xv), x1 = __ldg(xv + 1);
+          const int x[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+          const int64_t ab = c * (k / 32) + ub;
+          acc[c] += unit_dot<T>(s, u, x, __ldg(p.ad + ab), __ldg(p.as + ab), a16);
+        }
+      }
+    }
+  }
+}
+
+// A persistent grid: warp g of G takes flat rows g, g + G, ..., each in
+// segments, with the next segment's copies in flight while it dots the
+// current one (two slots per warp), so DRAM streams without the gap of a
+// load-then-compute warp.
 template <uint32_t T, int NC>
 __global__ __launch_bounds__(kFastWarps * 32) void matvec_fast(FastArgs p) {
   using F = Fmt<T>;
   constexpr int kSlot = Slot<T>::kBytes;
-  __shared__ __align__(16) uint8_t smem[kFastWarps][kSlot];
+  __shared__ __align__(16) uint8_t smem[kFastWarps][2][kSlot];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t n = static_cast<int64_t>(blockIdx.x) * kFastWarps + warp;
-  if (n >= p.w.ne[1]) return;
   const int ncols = NC == 1 ? 1 : p.ncols;
-  const int64_t k = p.w.ne[0];
-  const uint8_t* row = p.w.data + n * p.w.nb[1];
-  uint8_t* slot = smem[warp];
+  const int64_t k = p.w[0].ne[0], segs = (k + F::kSeg - 1) / F::kSeg;
+  const int64_t rows = p.row_end[p.nmat - 1];
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kFastWarps + warp;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * kFastWarps;
+  // Item j of this warp: segment j % segs of row first + (j / segs) * step.
+  const auto row_of = [&](int64_t j) { return first + (j / segs) * step; };
+  if (first >= rows) return;
   float acc[NC];
 #pragma unroll
   for (int c = 0; c < NC; ++c) acc[c] = 0.0f;
-
-  for (int64_t k0 = 0; k0 < k; k0 += F::kSeg) {
-    const int len = static_cast<int>(k - k0 < F::kSeg ? k - k0 : F::kSeg);
-    const uint8_t* src = row + k0 / F::kBlock * F::kBytes;
-    const int nbytes = len / F::kBlock * F::kBytes;
-    const uintptr_t a0 = reinterpret_cast<uintptr_t>(src) & ~uintptr_t{15};
-    const int head = static_cast<int>(reinterpret_cast<uintptr_t>(src) - a0);
-    const int n16 = (head + nbytes + 15) / 16;
-    __syncwarp();  // the previous segment is consumed
-    for (int i = lane; i < n16; i += 32) {
-      __pipeline_memcpy_async(slot + 16 * i, reinterpret_cast<const void*>(a0 + 16 * i), 16);
+  // Each slot's segment offset (two scalars: an indexed array would live in
+  // local memory).
+  int head0 = stage<T>(seg_ref<T>(p, first, 0), smem[warp][0], lane), head1 = 0;
+  __pipeline_commit();
+  for (int64_t j = 0; row_of(j) < rows; ++j) {
+    const int64_t nj = j + 1;
+    if (row_of(nj) < rows) {
+      const int h = stage<T>(seg_ref<T>(p, row_of(nj), nj % segs), smem[warp][nj & 1], lane);
+      (nj & 1 ? head1 : head0) = h;
     }
     __pipeline_commit();
-    __pipeline_wait_prior(0);
+    __pipeline_wait_prior(1);  // item j's copies have landed
     __syncwarp();
-    const uint8_t* s = slot + head;
-    const bool a16 = head == 0;  // the staged segment starts 16-byte aligned
-    if constexpr (T == kF16) {
-      // Lane takes 8 consecutive values at a time.
-      for (int e = 8 * lane; e < len; e += 256) {
-        float w[8];
-        if (a16) {
-          f16x8_to_f32(s + 2 * e, w);
-        } else {
+    const SegRef r = seg_ref<T>(p, row_of(j), j % segs);
+    const int h = j & 1 ? head1 : head0;
+    segment_dot<T, NC>(p, smem[warp][j & 1] + h, h == 0, k, r.k0, r.len, ncols, lane, acc);
+    if (j % segs == segs - 1) {
 #pragma unroll
-          for (int i = 0; i < 8; ++i) w[i] = f16_bits_to_f32(ld16(s + 2 * (e + i)));
-        }
-#pragma unroll
-        for (int c = 0; c < NC; ++c) {
-          if (c < ncols) {
-            const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + k0 + e;
-            if (p.act16) {
-              const float4 x0 = __ldg(reinterpret_cast<const float4*>(x));
-              const float4 x1 = __ldg(reinterpret_cast<const float4*>(x) + 1);
-              acc[c] += w[0] * x0.x + w[1] * x0.y + w[2] * x0.z + w[3] * x0.w + w[4] * x1.x +
-                        w[5] * x1.y + w[6] * x1.z + w[7] * x1.w;
-            } else {
-#pragma unroll
-              for (int i = 0; i < 8; ++i) acc[c] += w[i] * __ldg(x + i);
-            }
-          }
-        }
-      }
-    } else {
-      const int units = len / 32;
-#pragma unroll 4
-      for (int u = lane; u < units; u += 32) {
-        const int64_t ub = k0 / 32 + u;  // activation block
-#pragma unroll
-        for (int c = 0; c < NC; ++c) {
-          if (c < ncols) {
-            const int4* xv = reinterpret_cast<const int4*>(p.aq + c * k + 32 * ub);
-            const int4 x0 = __ldg(xv), x1 = __ldg(xv + 1);
-            const int x[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
-            const int64_t ab = c * (k / 32) + ub;
-            acc[c] += unit_dot<T>(s, u, x, __ldg(p.ad + ab), __ldg(p.as + ab), a16);
-          }
+      for (int c = 0; c < NC; ++c) {
+        if (c < ncols) {
+          const float v = warp_sum(acc[c]);
+          if (lane == 0) reinterpret_cast<float*>(p.d[r.m].data + c * p.d[r.m].nb[1])[r.n] = v;
+          acc[c] = 0.0f;
         }
       }
     }
-  }
-#pragma unroll
-  for (int c = 0; c < NC; ++c) {
-    if (c < ncols) {
-      const float v = warp_sum(acc[c]);
-      if (lane == 0) reinterpret_cast<float*>(p.d.data + c * p.d.nb[1])[n] = v;
-    }
+    __syncwarp();  // slot j & 1 is free for item j + 2
   }
 }
 
-// Activation columns to 8-bit blocks of 32: d = amax/127 (float32),
-// q = round(x/d), and d · Σ q for the min terms. A warp per block.
-__global__ void quantize_act(View a, int ncols, int8_t* aq, float* ad, float* as) {
+// Activation columns to 8-bit blocks of 32 (act_quant.cuh), a warp per block.
+__global__ void quantize_act(View a, int ncols, ActQuantPtrs q) {
   const int64_t k = a.ne[0], nb = k / 32;
   const int64_t blk = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x % 32;
   if (blk >= nb * ncols) return;
   const int64_t c = blk / nb, b = blk % nb;
-  const float x = reinterpret_cast<const float*>(a.data + c * a.nb[1])[32 * b + lane];
-  const float amax = warp_max(fabsf(x));
-  const float d = amax / 127.0f;
-  const float q = d > 0.0f ? fminf(127.0f, fmaxf(-127.0f, rintf(x / d))) : 0.0f;
-  aq[c * k + 32 * b + lane] = static_cast<int8_t>(q);
-  const float sum = warp_sum(q);
-  if (lane == 0) {
-    ad[blk] = d;
-    as[blk] = d * sum;
-  }
+  quantize_block32(reinterpret_cast<const float*>(a.data + c * a.nb[1])[32 * b + threadIdx.x % 32],
+                   blk, q);
 }
 
-bool fast_type(uint32_t t) {
-  return t == kQ4_0 || t == kQ4_K || t == kQ6_K || t == kF16;
+// Types whose fast path dots float32 activations (no scratch).
+bool float_acts(uint32_t t) {
+  return t == kF16 || t == kQ8_0;
 }
 
-bool use_fast(const View& w, uint32_t type, const View& a) {
-  if (!fast_type(type) || a.ne[2] * a.ne[3] != 1 || w.ne[2] * w.ne[3] != 1) return false;
-  return w.ne[0] % 32 == 0;
+// As many blocks as are resident at once (the grid is persistent), fewer
+// when there are fewer rows than warps.
+template <uint32_t T, int NC>
+void launch_fast_nc(const FastArgs& p, int sm_count, cudaStream_t stream) {
+  static const int per_sm = [] {
+    int n = 0;
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, matvec_fast<T, NC>, kFastWarps * 32, 0);
+    return n > 0 ? n : 1;
+  }();
+  const int64_t needed = (p.row_end[p.nmat - 1] + kFastWarps - 1) / kFastWarps;
+  const int64_t resident = static_cast<int64_t>(per_sm) * sm_count;
+  const unsigned blocks = static_cast<unsigned>(needed < resident ? needed : resident);
+  matvec_fast<T, NC><<<blocks, kFastWarps * 32, 0, stream>>>(p);
 }
 
 template <uint32_t T>
-void launch_fast_t(const FastArgs& p, cudaStream_t stream) {
-  const unsigned blocks = static_cast<unsigned>((p.w.ne[1] + kFastWarps - 1) / kFastWarps);
+void launch_fast_t(const FastArgs& p, int sm_count, cudaStream_t stream) {
   if (p.ncols == 1)
-    matvec_fast<T, 1><<<blocks, kFastWarps * 32, 0, stream>>>(p);
+    launch_fast_nc<T, 1>(p, sm_count, stream);
   else
-    matvec_fast<T, kMaxVecCols><<<blocks, kFastWarps * 32, 0, stream>>>(p);
+    launch_fast_nc<T, kMaxVecCols>(p, sm_count, stream);
+}
+
+void launch_fast(uint32_t type, const FastArgs& p, int sm_count, cudaStream_t stream) {
+  switch (type) {
+    case kQ4_0:
+      return launch_fast_t<kQ4_0>(p, sm_count, stream);
+    case kQ4_K:
+      return launch_fast_t<kQ4_K>(p, sm_count, stream);
+    case kQ6_K:
+      return launch_fast_t<kQ6_K>(p, sm_count, stream);
+    case kQ8_0:
+      return launch_fast_t<kQ8_0>(p, sm_count, stream);
+    default:
+      return launch_fast_t<kF16>(p, sm_count, stream);
+  }
+}
+
+// The fast path over `n` matrices for activation columns [c0, c0 + ncols).
+void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a, int64_t c0,
+               int ncols, const MatvecEnv& env) {
+  FastArgs p{};
+  int64_t rows = 0;
+  for (int m = 0; m < n; ++m) {
+    p.w[m] = w[m];
+    p.d[m] = d[m];
+    p.d[m].data += c0 * d[m].nb[1];
+    rows += w[m].ne[1];
+    p.row_end[m] = rows;
+  }
+  p.nmat = n;
+  p.ncols = ncols;
+  p.a = a;
+  p.a.data += c0 * a.nb[1];
+  p.act16 = reinterpret_cast<uintptr_t>(p.a.data) % 16 == 0 && a.nb[1] % 16 == 0;
+  if (!float_acts(type)) {
+    const int64_t k = a.ne[0];
+    const ActQuantPtrs q = act_quant_at(env.scratch, k, ncols);
+    ActQuantCache* cache = env.cache;
+    p.aq = q.aq;
+    p.ad = q.ad;
+    p.as = q.as;
+    const bool cached = cache != nullptr && cache->valid && cache->data == p.a.data &&
+                        cache->k == k && cache->ncols == ncols && cache->nb1 == a.nb[1];
+    if (!cached) {
+      const int64_t warps = ncols * (k / 32);
+      quantize_act<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, env.stream>>>(p.a, ncols, q);
+      if (cache != nullptr) *cache = ActQuantCache{p.a.data, k, ncols, a.nb[1], true};
+    }
+  }
+  launch_fast(type, p, env.sm_count, env.stream);
 }
 
 }  // namespace
 
+ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols) {
+  const size_t codes = (static_cast<size_t>(ncols * k) + 255) / 256 * 256;
+  float* ad = reinterpret_cast<float*>(scratch + codes);
+  return {reinterpret_cast<int8_t*>(scratch), ad, ad + ncols * (k / 32)};
+}
+
 size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches) {
-  if (!fast_type(type) || type == kF16 || batches != 1 || k % 32 != 0) return 0;
+  const int64_t wne[4] = {k, 1, 1, 1}, ane[4] = {k, ncols, batches, 1};
+  if (!matvec_fast_path(type, wne, ane) || float_acts(type)) return 0;
   const int64_t cols = ncols < kMaxVecCols ? ncols : kMaxVecCols;
   const size_t codes = (static_cast<size_t>(cols * k) + 255) / 256 * 256;
   return codes + 2 * static_cast<size_t>(cols * (k / 32)) * sizeof(float);
 }
 
-void launch_matvec(const View& w, uint32_t type, const View& a, const View& d, uint8_t* scratch,
-                   ActQuantCache* cache, cudaStream_t stream) {
-  const bool fast = use_fast(w, type, a) && (type == kF16 || scratch != nullptr);
+void launch_matvec_group(const View* w, const View* d, int n, uint32_t type, const View& a,
+                         MatvecEnv env) {
+  const bool fast = matvec_fast_path(type, w[0].ne, a.ne) && (float_acts(type) || env.scratch);
   // One pass only: a second pass's quantized columns overwrite the first's.
-  if (a.ne[1] > kMaxVecCols) cache = nullptr;
+  if (a.ne[1] > kMaxVecCols) env.cache = nullptr;
   for (int64_t c0 = 0; c0 < a.ne[1]; c0 += kMaxVecCols) {
     const int ncols = static_cast<int>(a.ne[1] - c0 < kMaxVecCols ? a.ne[1] - c0 : kMaxVecCols);
-    View ac = a, dc = d;
-    ac.data += c0 * a.nb[1];
-    dc.data += c0 * d.nb[1];
     if (fast) {
-      const int64_t k = w.ne[0];
-      FastArgs p{w,       dc,
-                 ncols,   nullptr,
-                 nullptr, nullptr,
-                 ac,      reinterpret_cast<uintptr_t>(ac.data) % 16 == 0 && a.nb[1] % 16 == 0};
-      if (type != kF16) {
-        const size_t codes = (static_cast<size_t>(ncols * k) + 255) / 256 * 256;
-        p.aq = reinterpret_cast<int8_t*>(scratch);
-        p.ad = reinterpret_cast<float*>(scratch + codes);
-        p.as = p.ad + ncols * (k / 32);
-        const bool cached = cache != nullptr && cache->valid && cache->data == ac.data &&
-                            cache->k == k && cache->ncols == ncols && cache->nb1 == a.nb[1];
-        if (!cached) {
-          const int64_t warps = ncols * (k / 32);
-          quantize_act<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, stream>>>(ac, ncols, p.aq,
-                                                                                   p.ad, p.as);
-          if (cache != nullptr) *cache = ActQuantCache{ac.data, k, ncols, a.nb[1], true};
-        }
-      }
-      switch (type) {
-        case kQ4_0:
-          launch_fast_t<kQ4_0>(p, stream);
-          break;
-        case kQ4_K:
-          launch_fast_t<kQ4_K>(p, stream);
-          break;
-        case kQ6_K:
-          launch_fast_t<kQ6_K>(p, stream);
-          break;
-        default:
-          launch_fast_t<kF16>(p, stream);
-          break;
-      }
+      fast_pass(w, d, n, type, a, c0, ncols, env);
       continue;
     }
-    MatvecArgs p{w, ac, dc, type, ncols, a.ne[2] / w.ne[2], a.ne[3] / w.ne[3]};
-    const dim3 grid(static_cast<unsigned>((w.ne[1] + kWarps - 1) / kWarps),
-                    static_cast<unsigned>(a.ne[2] * a.ne[3]));
-    matvec_kernel<<<grid, kWarps * 32, 0, stream>>>(p);
+    for (int m = 0; m < n; ++m) {
+      View ac = a, dc = d[m];
+      ac.data += c0 * a.nb[1];
+      dc.data += c0 * d[m].nb[1];
+      MatvecArgs p{w[m], ac, dc, type, ncols, a.ne[2] / w[m].ne[2], a.ne[3] / w[m].ne[3]};
+      const dim3 grid(static_cast<unsigned>((w[m].ne[1] + kWarps - 1) / kWarps),
+                      static_cast<unsigned>(a.ne[2] * a.ne[3]));
+      matvec_kernel<<<grid, kWarps * 32, 0, env.stream>>>(p);
+    }
   }
 }
 

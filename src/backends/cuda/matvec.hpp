@@ -6,24 +6,36 @@
 
 #include <cstddef>
 
+#include "backends/cuda/act_quant.cuh"
 #include "backends/cuda/act_quant_cache.hpp"
 #include "backends/cuda/cuda_common.cuh"
+#include "backends/cuda/matvec_path.hpp"
 
 namespace polyinfer::cuda {
 
-// Columns per pass of the matrix-vector kernel: up to this many activation
-// columns share one read of the weights.
-constexpr int kMaxVecCols = 8;
-
-// Scratch bytes launch_matvec needs for a weight of `type` with rows of k
-// values, ncols activation columns and `batches` activation batches (the
-// quantized activations of the fast path); 0 when it needs none.
+// Scratch bytes a matrix-vector product needs for a weight of `type` with
+// rows of k values, ncols activation columns and `batches` activation
+// batches (the quantized activations of the fast path); 0 when it needs none.
 size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches);
 
-// dst[n, m, b2, b3] = Σ_k W[k, n, b2/r2, b3/r3] · A[k, m, b2, b3] for every m
-// (in passes of kMaxVecCols columns). `scratch` holds matvec_scratch() bytes;
-// `cache` (may be null) says whether it already holds these activations.
-void launch_matvec(const View& w, uint32_t type, const View& a, const View& d, uint8_t* scratch,
-                   ActQuantCache* cache, cudaStream_t stream);
+// Where the quantized activations of k x ncols values sit in scratch.
+ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols);
+
+// Where a matrix-vector product runs: `scratch` holds matvec_scratch()
+// bytes; `cache` (may be null) says whether it already holds these
+// activations, quantized; sm_count sizes the persistent grid.
+struct MatvecEnv {
+  uint8_t* scratch;
+  ActQuantCache* cache;
+  int sm_count;
+  cudaStream_t stream;
+};
+
+// For each of the n (<= kMaxGroupMats) weights w[m] of one type and K:
+// d[m][i, j, b2, b3] = Σ_k w[m][k, i, b2/r2, b3/r3] · a[k, j, b2, b3] for
+// every column j (in passes of kMaxVecCols columns), with the fast path's
+// matrices in one launch.
+void launch_matvec_group(const View* w, const View* d, int n, uint32_t type, const View& a,
+                         MatvecEnv env);
 
 }  // namespace polyinfer::cuda

@@ -2,6 +2,7 @@
 // row strides. One block per row; to Q8_0 one thread per 32-block.
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/fused_ops.hpp"
 
 namespace polyinfer::cuda {
 namespace {
@@ -22,40 +23,55 @@ __device__ __forceinline__ float load_elem(uint32_t type, const uint8_t* row, in
   }
 }
 
+__device__ __forceinline__ void cpy_row(const View& s, uint32_t st, const View& d, uint32_t dt,
+                                        int64_t r) {
+  const uint8_t* in = row_flat(s, r);
+  uint8_t* out = row_flat(d, r);
+  if (dt == kQ8_0) {
+    // A warp per 32-block, a lane per value: the block's amax is a warp
+    // reduction and each lane stores its own code.
+    const int lane = threadIdx.x % 32;
+    for (int64_t blk = threadIdx.x / 32; blk < s.ne[0] / 32; blk += blockDim.x / 32) {
+      const float v = load_elem(st, in, blk * 32 + lane);
+      const float amax = warp_max(fabsf(v));
+      const float scale = amax / 127.0f;
+      const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+      uint8_t* b = out + blk * 34;
+      b[2 + lane] = static_cast<uint8_t>(static_cast<int8_t>(rintf(v * inv)));
+      if (lane == 0) {
+        const uint16_t dh = __half_as_ushort(__float2half_rn(scale));
+        b[0] = static_cast<uint8_t>(dh & 0xff);
+        b[1] = static_cast<uint8_t>(dh >> 8);
+      }
+    }
+    return;
+  }
+  for (int64_t i = threadIdx.x; i < s.ne[0]; i += blockDim.x) {
+    const float v = load_elem(st, in, i);
+    if (dt == kF32) {
+      reinterpret_cast<float*>(out)[i] = v;
+    } else if (dt == kF16) {
+      reinterpret_cast<uint16_t*>(out)[i] = __half_as_ushort(__float2half_rn(v));
+    } else {
+      reinterpret_cast<uint16_t*>(out)[i] = f32_to_bf16_bits(v);
+    }
+  }
+}
+
 __global__ void cpy_kernel(View s, uint32_t st, View d, uint32_t dt) {
   const int64_t rows = s.ne[1] * s.ne[2] * s.ne[3];
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const uint8_t* in = row_flat(s, r);
-    uint8_t* out = row_flat(d, r);
-    if (dt == kQ8_0) {
-      // A warp per 32-block, a lane per value: the block's amax is a warp
-      // reduction and each lane stores its own code.
-      const int lane = threadIdx.x % 32;
-      for (int64_t blk = threadIdx.x / 32; blk < s.ne[0] / 32; blk += blockDim.x / 32) {
-        const float v = load_elem(st, in, blk * 32 + lane);
-        const float amax = warp_max(fabsf(v));
-        const float scale = amax / 127.0f;
-        const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
-        uint8_t* b = out + blk * 34;
-        b[2 + lane] = static_cast<uint8_t>(static_cast<int8_t>(rintf(v * inv)));
-        if (lane == 0) {
-          const uint16_t dh = __half_as_ushort(__float2half_rn(scale));
-          b[0] = static_cast<uint8_t>(dh & 0xff);
-          b[1] = static_cast<uint8_t>(dh >> 8);
-        }
-      }
-      continue;
-    }
-    for (int64_t i = threadIdx.x; i < s.ne[0]; i += blockDim.x) {
-      const float v = load_elem(st, in, i);
-      if (dt == kF32) {
-        reinterpret_cast<float*>(out)[i] = v;
-      } else if (dt == kF16) {
-        reinterpret_cast<uint16_t*>(out)[i] = __half_as_ushort(__float2half_rn(v));
-      } else {
-        reinterpret_cast<uint16_t*>(out)[i] = f32_to_bf16_bits(v);
-      }
-    }
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) cpy_row(s, st, d, dt, r);
+}
+
+// Two copies of the same types (the K and V cache writes): block r < rows of
+// the first takes its row r, the others the second's rows.
+__global__ void cpy_pair_kernel(View s0, View d0, View s1, View d1, uint32_t st, uint32_t dt) {
+  const int64_t rows0 = s0.ne[1] * s0.ne[2] * s0.ne[3], rows1 = s1.ne[1] * s1.ne[2] * s1.ne[3];
+  for (int64_t r = blockIdx.x; r < rows0 + rows1; r += gridDim.x) {
+    if (r < rows0)
+      cpy_row(s0, st, d0, dt, r);
+    else
+      cpy_row(s1, st, d1, dt, r - rows0);
   }
 }
 
@@ -91,5 +107,13 @@ const char* launch_cpy(const LaunchContext& c) {
 }  // namespace
 
 const OpImpl kOpCpy{supports_cpy, no_scratch, launch_cpy};
+
+const char* launch_cpy_pair(const UnitContext& c) {
+  const NodeViews &a = c.views[0], &b = c.views[1];
+  const int64_t rows = nrows(c.nodes[0].src[0]) + nrows(c.nodes[1].src[0]);
+  cpy_pair_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), 128, 0, c.stream>>>(
+      a.src[0], a.dst, b.src[0], b.dst, c.nodes[0].src[0].type, c.nodes[0].dst.type);
+  return nullptr;
+}
 
 }  // namespace polyinfer::cuda

@@ -1,6 +1,7 @@
 // Element-wise ops: ADD and MUL (with broadcast of src1), SCALE, SILU, GELU,
 // SWIGLU. One kernel walks rows (grid y) and the elements of a row (grid x),
 // so any row strides work and row i0 reads stay coalesced.
+#include "backends/cuda/activations.cuh"
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
 
@@ -8,19 +9,6 @@ namespace polyinfer::cuda {
 namespace {
 
 enum class Ew : int { kAdd, kMul, kScale, kSilu, kGelu, kSwiglu };
-
-__device__ __forceinline__ float silu(float x) {
-  // For x < 0, x·e^x / (1 + e^x): e^-x would overflow to inf below x = -88.7
-  // and give 0 where the result is still a normal float (x = -90: -7.4e-38).
-  if (x >= 0.0f) return x / (1.0f + expf(-x));
-  const float e = expf(x);
-  return x * e / (1.0f + e);
-}
-
-__device__ __forceinline__ float gelu(float x) {
-  constexpr float kSqrt2OverPi = 0.7978845608028654f;
-  return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
-}
 
 // Grid x covers a row's elements (a decode step's row of 14,336 values gets
 // 56 blocks, not one), grid y the rows; both stride over what they do not

@@ -6,7 +6,9 @@
 // keeps no dequantized copy); F32 weights run a float32 GEMM.
 #include <algorithm>
 
+#include "backends/cuda/act_quant_cache.hpp"
 #include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/matvec.hpp"
 #include "backends/cuda/quant_decode.cuh"
 
@@ -70,7 +72,7 @@ bool supports_mul_mat(const pi_node& n) {
 }
 
 bool use_gemm(const pi_node& n) {
-  return n.src[1].ne[1] > kMaxVecCols;
+  return !takes_matvec(n);
 }
 
 size_t mul_mat_scratch(const pi_node& n) {
@@ -144,7 +146,8 @@ const char* launch_gemm(const LaunchContext& c) {
 
 const char* launch_mul_mat(const LaunchContext& c) {
   if (!use_gemm(c.node)) {
-    launch_matvec(c.src[0], c.node.src[0].type, c.src[1], c.dst, c.scratch, c.act_cache, c.stream);
+    launch_matvec_group(&c.src[0], &c.dst, 1, c.node.src[0].type, c.src[1],
+                        MatvecEnv{c.scratch, c.act_cache, c.sm_count, c.stream});
     return nullptr;
   }
   c.act_cache->valid = false;  // the GEMM's tiles overwrite scratch
@@ -154,5 +157,16 @@ const char* launch_mul_mat(const LaunchContext& c) {
 }  // namespace
 
 const OpImpl kOpMulMat{supports_mul_mat, mul_mat_scratch, launch_mul_mat};
+
+const char* launch_mul_mat_group(const UnitContext& c) {
+  View w[kMaxGroupMats], d[kMaxGroupMats];
+  for (uint32_t m = 0; m < c.count; ++m) {
+    w[m] = c.views[m].src[0];
+    d[m] = c.views[m].dst;
+  }
+  launch_matvec_group(w, d, static_cast<int>(c.count), c.nodes[0].src[0].type, c.views[0].src[1],
+                      MatvecEnv{c.scratch, c.act_cache, c.sm_count, c.stream});
+  return nullptr;
+}
 
 }  // namespace polyinfer::cuda

@@ -8,6 +8,7 @@
 
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/fused_ops.hpp"
 
 namespace polyinfer::cuda {
 namespace {
@@ -18,8 +19,9 @@ struct RopeArgs {
   double log2_base;
 };
 
-__global__ void rope_kernel(View x, View pos, View ff, View y, RopeArgs p) {
-  const int64_t h = blockIdx.x, t = blockIdx.y;
+// Head h of token t.
+__device__ __forceinline__ void rope_row(const View& x, const View& pos, const View& ff,
+                                         const View& y, const RopeArgs& p, int64_t h, int64_t t) {
   const float* in = reinterpret_cast<const float*>(row_at(x, h, t, 0));
   float* out = reinterpret_cast<float*>(row_at(y, h, t, 0));
   const int32_t position = reinterpret_cast<const int32_t*>(pos.data)[t];
@@ -49,6 +51,20 @@ __global__ void rope_kernel(View x, View pos, View ff, View y, RopeArgs p) {
   for (int64_t i = p.n_rot + threadIdx.x; i < x.ne[0]; i += blockDim.x) out[i] = in[i];
 }
 
+__global__ void rope_kernel(View x, View pos, View ff, View y, RopeArgs p) {
+  rope_row(x, pos, ff, y, p, blockIdx.x, blockIdx.y);
+}
+
+// Two tensors (Q and K) with the same positions: grid x covers both's heads.
+__global__ void rope_pair_kernel(View x0, View y0, View x1, View y1, View pos, View ff,
+                                 RopeArgs p) {
+  const int64_t h = blockIdx.x;
+  if (h < x0.ne[1])
+    rope_row(x0, pos, ff, y0, p, h, blockIdx.y);
+  else
+    rope_row(x1, pos, ff, y1, p, h - x0.ne[1], blockIdx.y);
+}
+
 bool supports_rope(const pi_node& n) {
   const pi_tensor &x = n.src[0], &pos = n.src[1], &ff = n.src[2];
   const int mode = n.i[0], n_rot = n.i[1];
@@ -65,8 +81,7 @@ float corr_dim(int n_rot, int n_ctx_orig, float base, float rotations) {
          (2 * std::log(base));
 }
 
-const char* launch_rope(const LaunchContext& c) {
-  const pi_node& n = c.node;
+RopeArgs rope_args(const pi_node& n) {
   RopeArgs p{n.i[0], n.i[1], n.f[1], n.f[2],
              n.f[3], 0.0f,   0.0f,   std::log2(static_cast<double>(n.f[0]))};
   if (p.ext_factor != 0.0f) {
@@ -74,6 +89,12 @@ const char* launch_rope(const LaunchContext& c) {
     p.high = std::min(static_cast<float>(p.n_rot - 1),
                       std::ceil(corr_dim(p.n_rot, n.i[2], n.f[0], n.f[5])));
   }
+  return p;
+}
+
+const char* launch_rope(const LaunchContext& c) {
+  const RopeArgs p = rope_args(c.node);
+  const pi_node& n = c.node;
   const dim3 grid(static_cast<unsigned>(n.src[0].ne[1]), static_cast<unsigned>(n.src[0].ne[2]));
   rope_kernel<<<grid, 64, 0, c.stream>>>(c.src[0], c.src[1], c.src[2], c.dst, p);
   return nullptr;
@@ -82,5 +103,14 @@ const char* launch_rope(const LaunchContext& c) {
 }  // namespace
 
 const OpImpl kOpRope{supports_rope, no_scratch, launch_rope};
+
+const char* launch_rope_pair(const UnitContext& c) {
+  const NodeViews &a = c.views[0], &b = c.views[1];
+  const dim3 grid(static_cast<unsigned>(a.src[0].ne[1] + b.src[0].ne[1]),
+                  static_cast<unsigned>(a.src[0].ne[2]));
+  rope_pair_kernel<<<grid, 64, 0, c.stream>>>(a.src[0], a.dst, b.src[0], b.dst, a.src[1], a.src[2],
+                                              rope_args(c.nodes[0]));
+  return nullptr;
+}
 
 }  // namespace polyinfer::cuda

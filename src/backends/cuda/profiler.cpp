@@ -49,8 +49,9 @@ cudaEvent_t Profiler::take_event() {
   return e;
 }
 
-void Profiler::begin_node(cudaStream_t s, const pi_node& n) {
-  pending_.push_back({node_key(n), take_event(), take_event()});
+void Profiler::begin_node(cudaStream_t s, const pi_node& n, const char* unit) {
+  pending_.push_back({unit ? std::string(unit) + " (" + node_key(n) + ")" : node_key(n),
+                      take_event(), take_event()});
   cudaEventRecord(pending_.back().start, s);
 }
 

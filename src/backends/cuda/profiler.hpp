@@ -30,8 +30,9 @@ class Profiler {
   Profiler& operator=(const Profiler&) = delete;
   ~Profiler();
 
-  // Kernel mode: events around one node's launches.
-  void begin_node(cudaStream_t s, const pi_node& n);
+  // Kernel mode: events around one node's launches, or a fused unit's
+  // (`unit` names its kind; n is its first node).
+  void begin_node(cudaStream_t s, const pi_node& n, const char* unit = nullptr);
   void end_node(cudaStream_t s);
   // After the stream is synchronized: folds the recorded pairs into the sums.
   void collect();

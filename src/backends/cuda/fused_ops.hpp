@@ -1,0 +1,49 @@
+// The launches of fused units (fusion.hpp): several consecutive nodes, one
+// kernel. Each returns a message on failure, nullptr on success.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backends/cuda/view.hpp"
+#include "polyinfer/backend/abi.h"
+
+namespace polyinfer::cuda {
+
+struct ActQuantCache;
+
+// A node's tensors resolved to device addresses.
+struct NodeViews {
+  View src[PI_MAX_SRC];
+  View dst;
+};
+
+struct UnitContext {
+  const pi_node* nodes;    // the unit's nodes
+  const NodeViews* views;  // and their views
+  uint32_t count;
+  // Also write the last output as 8-bit blocks in scratch for the MUL_MAT
+  // after the unit, and record them in act_cache.
+  bool quantize_next;
+  cudaStream_t stream;
+  uint8_t* scratch;
+  ActQuantCache* act_cache;
+  int sm_count;
+};
+
+// Longest row the fused RMS_NORM keeps in registers (8 values x 1,024 threads).
+constexpr int64_t kMaxFusedNormRow = 8192;
+
+// [ADD,] RMS_NORM, MUL(norm, w): one block per row writes every node's dst.
+const char* launch_norm_mul(const UnitContext& c);
+// SWIGLU whose output is quantized for the next MUL_MAT (quantize_next).
+const char* launch_swiglu_quant(const UnitContext& c);
+// 2-3 MUL_MATs over the same activations (matrix-vector path).
+const char* launch_mul_mat_group(const UnitContext& c);
+// Two ROPEs with the same positions and parameters.
+const char* launch_rope_pair(const UnitContext& c);
+// Two CPYs of the same source and destination types.
+const char* launch_cpy_pair(const UnitContext& c);
+
+}  // namespace polyinfer::cuda

@@ -1,0 +1,147 @@
+#include "backends/cuda/fusion.hpp"
+
+#include <cstring>
+
+#include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/fused_ops.hpp"
+#include "backends/cuda/matvec_path.hpp"
+
+namespace polyinfer::cuda {
+namespace {
+
+// By device address, as the graph cache's keys: the plan is a function of them.
+const uint8_t* address(const pi_tensor& t) {
+  return t.buffer ? t.buffer->ptr : nullptr;
+}
+
+bool same_tensor(const pi_tensor& a, const pi_tensor& b) {
+  return address(a) == address(b) && a.offset == b.offset && a.type == b.type &&
+         std::memcmp(a.ne, b.ne, sizeof a.ne) == 0 && std::memcmp(a.nb, b.nb, sizeof a.nb) == 0;
+}
+
+// Whether two tensors may share bytes (bounds from the strides).
+bool overlap(const pi_tensor& a, const pi_tensor& b) {
+  if (address(a) == nullptr || address(a) != address(b)) return false;
+  const auto end = [](const pi_tensor& t) {
+    uint64_t e = t.offset + (t.nb[0] > 4 ? t.nb[0] : 4);
+    for (int d = 0; d < 4; ++d) e += static_cast<uint64_t>(t.ne[d] - 1) * t.nb[d];
+    return e;
+  };
+  return a.offset < end(b) && b.offset < end(a);
+}
+
+// Neither node reads what the other writes, nor do they write the same bytes:
+// both may run in one launch in any order. (The memory plan may give the
+// second node's output the bytes of an input that dies at the first.)
+bool independent(const pi_node& a, const pi_node& b) {
+  for (int j = 0; j < PI_MAX_SRC; ++j) {
+    if (overlap(b.src[j], a.dst) || overlap(a.src[j], b.dst)) return false;
+  }
+  return !overlap(a.dst, b.dst);
+}
+
+// A float32 vector of ne[0] values that MUL broadcasts over every row.
+bool row_vector(const pi_tensor& w, int64_t k) {
+  return w.type == 0 && w.nb[0] == 4 && w.ne[0] == k && w.ne[1] == 1 && w.ne[2] == 1 &&
+         w.ne[3] == 1 && w.offset % 4 == 0;
+}
+
+// RMS_NORM at i and MUL(norm, w) at i + 1.
+bool norm_mul_at(const pi_graph& g, uint32_t i) {
+  if (i + 1 >= g.n_nodes) return false;
+  const pi_node &n = g.nodes[i], &m = g.nodes[i + 1];
+  if (n.op != PI_OP_RMS_NORM || m.op != PI_OP_MUL || n.dst.ne[0] > kMaxFusedNormRow) return false;
+  return is_f32_rows(n.src[0]) && is_f32_rows(n.dst) && same_shape(n.src[0], n.dst) &&
+         same_tensor(m.src[0], n.dst) && row_vector(m.src[1], n.dst.ne[0]) && is_f32_rows(m.dst) &&
+         same_shape(m.dst, n.dst);
+}
+
+// ADD(a, b) at i (no broadcast) whose sum RMS_NORM at i + 1 reads.
+bool add_norm_mul_at(const pi_graph& g, uint32_t i) {
+  if (!norm_mul_at(g, i + 1)) return false;
+  const pi_node &a = g.nodes[i], &n = g.nodes[i + 1];
+  return a.op == PI_OP_ADD && is_f32_rows(a.src[0]) && is_f32_rows(a.src[1]) &&
+         is_f32_rows(a.dst) && same_shape(a.src[0], a.dst) && same_shape(a.src[1], a.dst) &&
+         same_tensor(n.src[0], a.dst);
+}
+
+bool matvec_member(const pi_node& n) {
+  return n.op == PI_OP_MUL_MAT && takes_matvec(n) &&
+         matvec_fast_path(n.src[0].type, n.src[0].ne, n.src[1].ne);
+}
+
+// MUL_MATs from i on that read the same activations with weights of one type.
+uint32_t matvec_group_at(const pi_graph& g, uint32_t i) {
+  if (!matvec_member(g.nodes[i])) return 1;
+  uint32_t n = 1;
+  while (n < kMaxGroupMats && i + n < g.n_nodes) {
+    const pi_node &a = g.nodes[i], &b = g.nodes[i + n];
+    if (!matvec_member(b) || !same_tensor(a.src[1], b.src[1]) || a.src[0].type != b.src[0].type)
+      break;
+    bool free = true;
+    for (uint32_t j = 0; j < n; ++j) free = free && independent(g.nodes[i + j], b);
+    if (!free) break;
+    ++n;
+  }
+  return n;
+}
+
+bool rope_pair_at(const pi_graph& g, uint32_t i) {
+  if (i + 1 >= g.n_nodes) return false;
+  const pi_node &a = g.nodes[i], &b = g.nodes[i + 1];
+  return a.op == PI_OP_ROPE && b.op == PI_OP_ROPE && same_tensor(a.src[1], b.src[1]) &&
+         same_tensor(a.src[2], b.src[2]) && std::memcmp(a.i, b.i, sizeof a.i) == 0 &&
+         std::memcmp(a.f, b.f, sizeof a.f) == 0 && a.src[0].ne[2] == b.src[0].ne[2] &&
+         independent(a, b);
+}
+
+bool cpy_pair_at(const pi_graph& g, uint32_t i) {
+  if (i + 1 >= g.n_nodes) return false;
+  const pi_node &a = g.nodes[i], &b = g.nodes[i + 1];
+  return a.op == PI_OP_CPY && b.op == PI_OP_CPY && a.src[0].type == b.src[0].type &&
+         a.dst.type == b.dst.type && independent(a, b);
+}
+
+// Whether node `next` (may be past the end) is a MUL_MAT that quantizes `out`.
+bool quantized_by_next(const pi_graph& g, uint32_t next, const pi_tensor& out) {
+  if (next >= g.n_nodes) return false;
+  const pi_node& m = g.nodes[next];
+  return m.op == PI_OP_MUL_MAT && matvec_quantizes(m) && same_tensor(m.src[1], out);
+}
+
+Unit unit_at(const pi_graph& g, uint32_t i) {
+  if (add_norm_mul_at(g, i)) return {i, 3, UnitKind::kAddNormMul};
+  if (norm_mul_at(g, i)) return {i, 2, UnitKind::kNormMul};
+  if (rope_pair_at(g, i)) return {i, 2, UnitKind::kRopePair};
+  if (cpy_pair_at(g, i)) return {i, 2, UnitKind::kCpyPair};
+  if (const uint32_t n = matvec_group_at(g, i); n > 1) return {i, n, UnitKind::kMatvecGroup};
+  return {i, 1, UnitKind::kSingle};
+}
+
+}  // namespace
+
+std::vector<Unit> plan_units(const pi_graph& g, bool fuse) {
+  std::vector<Unit> units;
+  units.reserve(g.n_nodes);
+  for (uint32_t i = 0; i < g.n_nodes;) {
+    Unit u = fuse ? unit_at(g, i) : Unit{i, 1, UnitKind::kSingle};
+    const pi_node& last = g.nodes[i + u.count - 1];
+    const bool can_quantize = u.kind == UnitKind::kNormMul || u.kind == UnitKind::kAddNormMul ||
+                              (u.kind == UnitKind::kSingle && last.op == PI_OP_SWIGLU);
+    u.quantize_next = fuse && can_quantize && quantized_by_next(g, i + u.count, last.dst);
+    units.push_back(u);
+    i += u.count;
+  }
+  return units;
+}
+
+std::vector<uint32_t> unit_leaders(const std::vector<Unit>& units, uint32_t n_nodes) {
+  std::vector<uint32_t> leader(n_nodes);
+  for (const Unit& u : units) {
+    for (uint32_t k = 0; k < u.count; ++k) leader[u.first + k] = u.first;
+  }
+  return leader;
+}
+
+}  // namespace polyinfer::cuda

@@ -1,0 +1,28 @@
+#include "backends/cuda/matvec_path.hpp"
+
+namespace polyinfer::cuda {
+namespace {
+
+constexpr uint32_t kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14;
+
+bool fast_type(uint32_t t) {
+  return t == kQ4_0 || t == kQ4_K || t == kQ6_K || t == kF16 || t == kQ8_0;
+}
+
+}  // namespace
+
+bool matvec_fast_path(uint32_t type, const int64_t* wne, const int64_t* ane) {
+  return fast_type(type) && ane[2] * ane[3] == 1 && wne[2] * wne[3] == 1 && wne[0] % 32 == 0;
+}
+
+bool takes_matvec(const pi_node& n) {
+  return n.src[1].ne[1] <= kMaxVecCols;
+}
+
+bool matvec_quantizes(const pi_node& n) {
+  const uint32_t t = n.src[0].type;
+  return takes_matvec(n) && t != kF16 && t != kQ8_0 &&
+         matvec_fast_path(t, n.src[0].ne, n.src[1].ne);
+}
+
+}  // namespace polyinfer::cuda

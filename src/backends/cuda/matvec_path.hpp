@@ -1,0 +1,30 @@
+// Which path a MUL_MAT node takes on the CUDA backend, for the launch
+// (ops_mul_mat.cu, matvec.cu) and for fusion planning (fusion.cpp) alike.
+#pragma once
+
+#include <cstdint>
+
+#include "polyinfer/backend/abi.h"
+
+namespace polyinfer::cuda {
+
+// Columns per pass of the matrix-vector kernel: up to this many activation
+// columns share one read of the weights. More columns take the GEMM.
+constexpr int kMaxVecCols = 8;
+
+// Matrices one matrix-vector launch covers at most (Q, K and V).
+constexpr int kMaxGroupMats = 3;
+
+// The matrix-vector fast path (matvec.cu): a warp per weight row staged
+// through shared memory; unbatched, rows of whole 32-value blocks.
+// `wne`/`ane`: the weight's and the activations' ne[4].
+bool matvec_fast_path(uint32_t type, const int64_t* wne, const int64_t* ane);
+
+// The node takes the matrix-vector path (not the GEMM).
+bool takes_matvec(const pi_node& n);
+
+// The node takes the fast path with activations quantized to 8-bit blocks of
+// 32 (the quantized weight types; F16 and Q8_0 dot float32 activations).
+bool matvec_quantizes(const pi_node& n);
+
+}  // namespace polyinfer::cuda
