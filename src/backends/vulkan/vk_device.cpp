@@ -1,5 +1,7 @@
 #include "backends/vulkan/vk_device.hpp"
 
+#include <cstdio>
+
 #include "backends/vulkan/vk_check.hpp"
 #include "backends/vulkan/vk_graph.hpp"
 #include "backends/vulkan/vk_shaders.hpp"
@@ -19,6 +21,18 @@ pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
   features.subgroup_arith = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                             (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
                             sg.subgroupSize >= 1;
+
+  timestamps = polyinfer::vk::timestamp_caps(pd, family);
+  profile = polyinfer::vk::profile_requested();
+  if (profile) {
+    profile_nodes = timestamps.usable;
+    if (!timestamps.usable) {
+      std::fprintf(stderr,
+                   "polyinfer vulkan: POLYINFER_VULKAN_PROFILE=1, but %s has no timestamps on its "
+                   "compute queue: only the host time of each submit is profiled\n",
+                   p2.properties.deviceName);
+    }
+  }
 
   allocator = std::make_unique<polyinfer::vk::Allocator>(pd, device, [this] { drop_recordings(); });
 

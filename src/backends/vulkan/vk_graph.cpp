@@ -71,6 +71,7 @@ bool activations_vec4(const uint32_t* p) {
 
 RecordedGraph::~RecordedGraph() {
   if (cmd) vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &cmd);
+  if (queries) vkDestroyQueryPool(dev->device, queries, nullptr);
   if (pool) vkDestroyDescriptorPool(dev->device, pool, nullptr);
   dev->allocator->destroy_host_buffer(params);
 }
@@ -108,8 +109,10 @@ std::string graph_signature(pi_device dev, const pi_graph& g) {
 }
 
 std::shared_ptr<RecordedGraph> recorded_graph(pi_device dev, const pi_graph& g,
-                                              const std::string& signature) {
+                                              const std::string& signature, bool* recorded) {
+  *recorded = false;
   if (auto it = dev->graphs.find(signature); it != dev->graphs.end()) return it->second;
+  *recorded = true;
   auto rg = std::make_shared<RecordedGraph>(dev);
   const uint32_t nn = std::max<uint32_t>(g.n_nodes, 1);
   rg->params = dev->allocator->create_host_buffer(uint64_t{nn} * kParamWords * 4,
@@ -143,6 +146,14 @@ std::shared_ptr<RecordedGraph> recorded_graph(pi_device dev, const pi_graph& g,
   mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
   vkCmdPipelineBarrier(rg->cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  if (dev->profile_nodes) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 2 * nn;
+    check(vkCreateQueryPool(dev->device, &qi, nullptr, &rg->queries), "vkCreateQueryPool");
+    // Reset in the command buffer itself, so every replay starts with unwritten queries.
+    vkCmdResetQueryPool(rg->cmd, rg->queries, 0, 2 * nn);
+  }
 
   auto* words = static_cast<uint32_t*>(rg->params.mapped);
   for (uint32_t i = 0; i < g.n_nodes; ++i) {
@@ -182,7 +193,6 @@ std::shared_ptr<RecordedGraph> recorded_graph(pi_device dev, const pi_graph& g,
     wr[1].pBufferInfo = infos;
     vkUpdateDescriptorSets(dev->device, 2, wr, 0, nullptr);
 
-    if (plan.groups == 0) continue;
     const uint64_t gx = std::min<uint64_t>(plan.groups, kMaxGroupsX);
     const uint64_t gy = (plan.groups + gx - 1) / gx;
     if (gy > kMaxGroupsX) {
@@ -196,7 +206,13 @@ std::shared_ptr<RecordedGraph> recorded_graph(pi_device dev, const pi_graph& g,
                             &sets[i], 0, nullptr);
     const uint32_t base = i * kParamWords;
     vkCmdPushConstants(rg->cmd, dev->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &base);
+    // The barrier before a node orders it after the earlier ones, so the pair
+    // spans this node alone.
+    if (rg->queries)
+      vkCmdWriteTimestamp(rg->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, rg->queries, 2 * i);
     vkCmdDispatch(rg->cmd, static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1);
+    if (rg->queries)
+      vkCmdWriteTimestamp(rg->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, rg->queries, 2 * i + 1);
     // The next node may read what this one wrote (ops run in graph order).
     VkMemoryBarrier nb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     nb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;

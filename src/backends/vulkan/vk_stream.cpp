@@ -1,6 +1,8 @@
 #include "backends/vulkan/vk_stream.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "backends/vulkan/vk_check.hpp"
@@ -23,8 +25,13 @@ uint64_t staging_size(uint64_t need) {
 }
 }  // namespace
 
+pi_stream_s::pi_stream_s(pi_device d) : dev(d) {
+  if (dev->profile) profiler_ = std::make_unique<polyinfer::vk::Profiler>();
+}
+
 pi_stream_s::~pi_stream_s() {
   retire(true);
+  if (profiler_) std::fputs(profiler_->report().c_str(), stderr);
   for (auto& b : free_staging_) dev->allocator->destroy_host_buffer(b);
   for (VkFence f : free_fences_) vkDestroyFence(dev->device, f, nullptr);
 }
@@ -103,6 +110,8 @@ void pi_stream_s::release(Pending& p) {
       dev->allocator->destroy_host_buffer(p.staging);
     }
   }
+  if (p.graph && p.graph->queries)
+    profiler_->add_nodes(dev->device, p.graph->queries, p.profile_keys, dev->timestamps);
   p.graph.reset();
 }
 
@@ -170,12 +179,22 @@ void pi_stream_s::read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size)
   }
 }
 
-void pi_stream_s::submit_graph(std::shared_ptr<polyinfer::vk::RecordedGraph> g) {
-  retire(false);
+void pi_stream_s::submit_graph(const pi_graph& g) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // A recording's queries are reset and written by every run of it, so a
+  // profiled run waits for the earlier ones before it is queued.
+  retire(dev->profile_nodes);
+  const std::string sig = polyinfer::vk::graph_signature(dev, g);
+  bool recorded = false;
   Pending p;
-  VkCommandBuffer cmd = g->cmd;
-  p.graph = std::move(g);
+  p.graph = polyinfer::vk::recorded_graph(dev, g, sig, &recorded);
+  VkCommandBuffer cmd = p.graph->cmd;
+  if (p.graph->queries) p.profile_keys = polyinfer::vk::Profiler::node_keys(g);
   submit(std::move(p), cmd);
+  if (profiler_) {
+    const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
+    profiler_->add_submit(recorded ? "record" : "replay", us.count());
+  }
 }
 
 void pi_stream_s::sync() {

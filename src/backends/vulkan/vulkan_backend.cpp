@@ -202,11 +202,7 @@ pi_status graph_submit(pi_stream s, const pi_graph* graph) {
   if (s == nullptr || graph == nullptr || (graph->nodes == nullptr && graph->n_nodes != 0))
     return PI_ERR_INVALID;
   if (graph->n_nodes == 0) return PI_OK;
-  pi_device dev = s->dev;
-  return guarded(dev->error, [&] {
-    const std::string sig = graph_signature(dev, *graph);
-    s->submit_graph(recorded_graph(dev, *graph, sig));
-  });
+  return guarded(s->dev->error, [&] { s->submit_graph(*graph); });
 }
 
 const pi_backend_vtable kVtable{
