@@ -17,6 +17,9 @@ constexpr uint64_t kChunk = 64ull << 20;
 constexpr uint64_t kMaxStagingInFlight = 256ull << 20;
 constexpr size_t kMaxFreeStaging = 8;
 constexpr uint64_t kMinStaging = 64ull << 10;
+// Recordings of one graph key before a submit waits for its own earlier
+// submissions rather than record another: enough to keep the queue fed.
+constexpr size_t kMaxRecordingsPerKey = 3;
 
 uint64_t staging_size(uint64_t need) {
   uint64_t s = kMinStaging;
@@ -110,8 +113,12 @@ void pi_stream_s::release(Pending& p) {
       dev->allocator->destroy_host_buffer(p.staging);
     }
   }
-  if (p.graph && p.graph->queries)
-    profiler_->add_nodes(dev->device, p.graph->queries, p.profile_keys, dev->timestamps);
+  if (p.recording) {
+    if (p.recording->queries)
+      profiler_->add_nodes(dev->device, p.recording->queries, p.profile_keys, dev->timestamps);
+    --p.recording->in_flight;
+  }
+  p.recording = nullptr;
   p.graph.reset();
 }
 
@@ -179,17 +186,32 @@ void pi_stream_s::read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size)
   }
 }
 
+polyinfer::vk::Recording* pi_stream_s::take_recording(polyinfer::vk::RecordedGraph& rg) {
+  polyinfer::vk::Recording* r = rg.idle();
+  while (r == nullptr && rg.recordings.size() >= kMaxRecordingsPerKey && !pending_.empty()) {
+    check(vkWaitForFences(dev->device, 1, &pending_.front().fence, VK_TRUE, UINT64_MAX),
+          "vkWaitForFences");
+    retire(false);
+    r = rg.idle();
+  }
+  return r;
+}
+
 void pi_stream_s::submit_graph(const pi_graph& g) {
   const auto t0 = std::chrono::steady_clock::now();
-  // A recording's queries are reset and written by every run of it, so a
-  // profiled run waits for the earlier ones before it is queued.
-  retire(dev->profile_nodes);
-  const std::string sig = polyinfer::vk::graph_signature(dev, g);
-  bool recorded = false;
+  retire(false);
+  const polyinfer::vk::GraphPlan plan = polyinfer::vk::plan_graph(dev, g, dev->profile_nodes);
   Pending p;
-  p.graph = polyinfer::vk::recorded_graph(dev, g, sig, &recorded);
-  VkCommandBuffer cmd = p.graph->cmd;
-  if (p.graph->queries) p.profile_keys = polyinfer::vk::Profiler::node_keys(g);
+  p.graph = polyinfer::vk::recorded_graph(dev, plan);
+  p.recording = take_recording(*p.graph);
+  const bool recorded = p.recording == nullptr;
+  if (recorded) p.recording = p.graph->record(dev, plan);
+  // Not in flight, so its parameter words are the host's to rewrite; the
+  // submit makes the (coherent) writes visible to the device.
+  polyinfer::vk::write_params(g, plan, static_cast<uint32_t*>(p.recording->params.mapped));
+  if (p.recording->queries) p.profile_keys = polyinfer::vk::Profiler::node_keys(g);
+  ++p.recording->in_flight;
+  VkCommandBuffer cmd = p.recording->cmd;
   submit(std::move(p), cmd);
   if (profiler_) {
     const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;

@@ -1,6 +1,7 @@
 // A stream: submissions to the device's queue, in order, each with a fence.
 // What a submission uses (staging memory, a one-shot command buffer, a
-// recorded graph) is kept until its fence signals, then recycled.
+// recording and its parameter buffer) is kept until its fence signals, then
+// recycled.
 #pragma once
 #include <vulkan/vulkan.h>
 
@@ -32,13 +33,15 @@ struct pi_stream_s {
     VkFence fence = VK_NULL_HANDLE;
     VkCommandBuffer one_shot = VK_NULL_HANDLE;
     polyinfer::vk::Allocator::HostBuffer staging;
-    std::shared_ptr<polyinfer::vk::RecordedGraph> graph;
+    std::shared_ptr<polyinfer::vk::RecordedGraph> graph;  // keeps `recording` alive
+    polyinfer::vk::Recording* recording = nullptr;
     std::vector<std::string> profile_keys;  // the graph's nodes, when profiling
   };
   VkCommandBuffer begin_one_shot();
   void submit(Pending p, VkCommandBuffer cmd);
   void retire(bool wait_all);
   void release(Pending& p);
+  polyinfer::vk::Recording* take_recording(polyinfer::vk::RecordedGraph& rg);
   polyinfer::vk::Allocator::HostBuffer acquire_staging(uint64_t size);
   VkFence acquire_fence();
 

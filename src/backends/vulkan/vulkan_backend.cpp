@@ -8,7 +8,6 @@
 
 #include "backends/vulkan/vk_check.hpp"
 #include "backends/vulkan/vk_device.hpp"
-#include "backends/vulkan/vk_graph.hpp"
 #include "backends/vulkan/vk_instance.hpp"
 #include "backends/vulkan/vk_ops.hpp"
 #include "backends/vulkan/vk_stream.hpp"
