@@ -15,7 +15,7 @@ layout(std430, set = 0, binding = 2) buffer Dst { uint w[]; } dst;
 
 layout(push_constant) uniform Push { uint base; } pc;  // this node's first word in P
 
-// Tensor slots and the parameter layout (vk_params.hpp writes the same).
+// Tensor slots and the parameter layout (write_params in vk_graph_plan.cpp writes the same).
 const uint T_SRC0 = 0u, T_SRC1 = 1u, T_SRC2 = 2u, T_SRC3 = 3u, T_DST = 4u;
 uint t_off(uint t) { return P[pc.base + t * 9u]; }
 uint t_ne(uint t, uint d) { return P[pc.base + t * 9u + 1u + d]; }
