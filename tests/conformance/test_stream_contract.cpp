@@ -4,6 +4,7 @@
 // them, and buffer_write's promise that `src` may be reused as soon as it
 // returns. Values are random small integers, so every sum is exact in float32
 // and the results must match the float64 reference exactly.
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -132,6 +133,93 @@ TEST_F(StreamContract, ChainedNodesReplayed) {
   std::vector<float> got(kN);
   x.read(8, got.data(), 4 * kN);
   for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(static_cast<double>(got[i]), want[i]) << i;
+}
+
+pi_tensor f32_view(const DeviceBuffer& buf, uint64_t offset, std::initializer_list<int64_t> ne,
+                   std::initializer_list<uint64_t> nb) {
+  pi_tensor t{};
+  t.type = 0;
+  std::copy(ne.begin(), ne.end(), t.ne);
+  std::copy(nb.begin(), nb.end(), t.nb);
+  t.buffer = buf.handle();
+  t.offset = offset;
+  return t;
+}
+
+// Decode steps as a model submits them: each step writes its K and V rows
+// into the cache at the step's position and attends over the positions so
+// far, its query and output at a step-dependent offset. The steps differ only
+// in offsets and the KV length, so a backend that records graphs replays one
+// recording with new offsets and lengths; they are queued without a sync, so
+// a replay is queued while the previous one may still run. Against float64,
+// within a bound far above F32 rounding and far below any misplaced read.
+TEST_F(StreamContract, DecodeStepsReplayedWithNewOffsets) {
+  BackendDevice& dev = backend().device();
+  Rng rng(case_seed("STREAM/decode_steps"));
+  constexpr int64_t kD = 32, kH = 4, kHkv = 2, kSteps = 24;
+  constexpr uint64_t kRow = 4 * kD, kPos = kRow * kHkv, kTok = kRow * kH;
+  std::vector<float> q(kSteps * kD * kH), kv_new(2 * kSteps * kD * kHkv);
+  for (float& x : q) x = static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 1000.0f;
+  for (float& x : kv_new) x = static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 1000.0f;
+  const float* k_new = kv_new.data();
+  const float* v_new = kv_new.data() + kSteps * kD * kHkv;
+  DeviceBuffer qb = DeviceBuffer::allocate(dev, kSteps * kTok);
+  DeviceBuffer newb = DeviceBuffer::allocate(dev, 2 * kSteps * kPos);
+  DeviceBuffer cache = DeviceBuffer::allocate(dev, 2 * kSteps * kPos);  // K, then V
+  DeviceBuffer out = DeviceBuffer::allocate(dev, kSteps * kTok);
+  qb.write(0, q.data(), kSteps * kTok);
+  newb.write(0, kv_new.data(), 2 * kSteps * kPos);
+  const std::vector<uint8_t> poison(kSteps * kTok, 0xFF);
+  out.write(0, poison.data(), poison.size());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kD));
+
+  for (int64_t s = 0; s < kSteps; ++s) {
+    const int64_t n_kv = s + 1;
+    const uint64_t v_base = kSteps * kPos;
+    pi_node nodes[3]{};
+    for (int kv = 0; kv < 2; ++kv) {
+      const uint64_t at = kv * v_base + s * kPos;
+      nodes[kv].op = PI_OP_CPY;
+      nodes[kv].n_src = 1;
+      nodes[kv].src[0] = f32_view(newb, at, {kD, kHkv, 1, 1}, {4, kRow, kPos, kPos});
+      nodes[kv].dst = f32_view(cache, at, {kD, kHkv, 1, 1}, {4, kRow, kPos, kPos});
+    }
+    pi_node& fa = nodes[2];
+    fa.op = PI_OP_FLASH_ATTN;
+    fa.n_src = 3;
+    fa.f[0] = scale;
+    fa.src[0] = f32_view(qb, s * kTok, {kD, 1, kH, 1}, {4, kTok, kRow, kTok});
+    const std::initializer_list<uint64_t> kv_nb{4, kPos, kRow, kPos * n_kv};
+    fa.src[1] = f32_view(cache, 0, {kD, n_kv, kHkv, 1}, kv_nb);
+    fa.src[2] = f32_view(cache, v_base, {kD, n_kv, kHkv, 1}, kv_nb);
+    fa.dst = f32_view(out, s * kTok, {kD, kH, 1, 1}, {4, kRow, kTok, kTok});
+    dev.submit(pi_graph{nodes, 3});
+  }
+
+  std::vector<float> got(kSteps * kD * kH);
+  out.read(0, got.data(), kSteps * kTok);
+  for (int64_t s = 0; s < kSteps; ++s) {
+    for (int64_t h = 0; h < kH; ++h) {
+      const int64_t hk = h / (kH / kHkv);
+      const float* qv = q.data() + (s * kH + h) * kD;
+      std::vector<double> w(s + 1);
+      double w_max = -INFINITY, w_sum = 0;
+      for (int64_t j = 0; j <= s; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < kD; ++d) dot += double{qv[d]} * k_new[(j * kHkv + hk) * kD + d];
+        w[j] = scale * dot;
+        w_max = std::max(w_max, w[j]);
+      }
+      for (double& x : w) w_sum += (x = std::exp(x - w_max));
+      for (int64_t d = 0; d < kD; ++d) {
+        double want = 0;
+        for (int64_t j = 0; j <= s; ++j) want += w[j] * v_new[(j * kHkv + hk) * kD + d];
+        want /= w_sum;
+        const double g = got[(s * kH + h) * kD + d];
+        ASSERT_NEAR(g, want, 1e-5) << "step " << s << " head " << h << " dim " << d;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "backends/vulkan/vk_device.hpp"
 
+#include <cstdio>
+
 #include "backends/vulkan/vk_check.hpp"
 #include "backends/vulkan/vk_graph.hpp"
 #include "backends/vulkan/vk_shaders.hpp"
@@ -20,18 +22,33 @@ pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
                             (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
                             sg.subgroupSize >= 1;
 
+  timestamps = polyinfer::vk::timestamp_caps(pd, family);
+  profile = polyinfer::vk::profile_requested();
+  if (profile) {
+    profile_nodes = timestamps.usable;
+    if (!timestamps.usable) {
+      std::fprintf(stderr,
+                   "polyinfer vulkan: POLYINFER_VULKAN_PROFILE=1, but %s has no timestamps on its "
+                   "compute queue: only the host time of each submit is profiled\n",
+                   p2.properties.deviceName);
+    }
+  }
+
   allocator = std::make_unique<polyinfer::vk::Allocator>(pd, device, [this] { drop_recordings(); });
 
-  VkDescriptorSetLayoutBinding b[2]{};
+  // 0: the parameter words; 1: src0..src3 (read-only in the shaders); 2: dst.
+  VkDescriptorSetLayoutBinding b[3]{};
   b[0].binding = 0;
   b[0].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
   b[0].descriptorCount = 1;
   b[0].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   b[1] = b[0];
   b[1].binding = 1;
-  b[1].descriptorCount = 5;
+  b[1].descriptorCount = 4;
+  b[2] = b[0];
+  b[2].binding = 2;
   VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  dl.bindingCount = 2;
+  dl.bindingCount = 3;
   dl.pBindings = b;
   check(vkCreateDescriptorSetLayout(device, &dl, nullptr, &set_layout),
         "vkCreateDescriptorSetLayout");

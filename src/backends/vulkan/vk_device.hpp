@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/vulkan/vk_memory.hpp"
+#include "backends/vulkan/vk_profiler.hpp"
 #include "polyinfer/backend/abi.h"
 
 namespace polyinfer::vk {
@@ -49,6 +50,10 @@ struct pi_device_s {
   uint32_t queue_family;
   VkPhysicalDeviceLimits limits{};
   polyinfer::vk::Features features;
+  // POLYINFER_VULKAN_PROFILE=1: streams keep a Profiler; profile_nodes when the
+  // queue also has timestamps, so that recordings time every node.
+  bool profile = false, profile_nodes = false;
+  polyinfer::vk::TimestampCaps timestamps;
   std::unique_ptr<polyinfer::vk::Allocator> allocator;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;

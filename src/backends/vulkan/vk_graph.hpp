@@ -1,31 +1,44 @@
-// A graph recorded once into a command buffer and replayed on every submit
-// with the same signature (ops, params, types, shapes, strides and the
-// resolved VkBuffer + byte offset of every tensor).
+// Recorded command buffers, one set per graph key (vk_graph_plan.hpp): a
+// replay only rewrites the recording's parameter words. Each recording has its
+// own parameter buffer (and profiling queries), so it is reused only once its
+// last submission has finished; a shape gets a second recording only when it
+// is queued again while the first is still in flight.
 #pragma once
 #include <vulkan/vulkan.h>
 
 #include <memory>
-#include <string>
+#include <vector>
 
 #include "backends/vulkan/vk_device.hpp"
+#include "backends/vulkan/vk_graph_plan.hpp"
 
 namespace polyinfer::vk {
 
-struct RecordedGraph {
-  RecordedGraph(pi_device dev) : dev(dev) {}
-  ~RecordedGraph();
+struct Recording {
+  explicit Recording(pi_device dev) : dev(dev) {}
+  ~Recording();
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+
   pi_device dev;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkDescriptorPool pool = VK_NULL_HANDLE;
   Allocator::HostBuffer params;  // kParamWords per node, read by the shaders
+  // Profiling: timestamps 2i and 2i+1 around node i (reset at the buffer's start).
+  VkQueryPool queries = VK_NULL_HANDLE;
+  int in_flight = 0;  // submissions whose fence has not been seen signalled
 };
 
-// The cache key of a graph; also validates every node (throws VkError with
-// PI_ERR_UNSUPPORTED or PI_ERR_INVALID naming the node).
-std::string graph_signature(pi_device dev, const pi_graph& g);
+// The recordings of one graph key.
+struct RecordedGraph {
+  // A recording not in flight, or nullptr.
+  Recording* idle() const;
+  // Records one more for this plan (the graph's first, or one more in flight).
+  Recording* record(pi_device dev, const GraphPlan& plan);
+  std::vector<std::unique_ptr<Recording>> recordings;
+};
 
-// The recorded graph for this signature, recording it on a miss.
-std::shared_ptr<RecordedGraph> recorded_graph(pi_device dev, const pi_graph& g,
-                                              const std::string& signature);
+// The device's entry for this plan's key, created empty on a miss.
+std::shared_ptr<RecordedGraph> recorded_graph(pi_device dev, const GraphPlan& plan);
 
 }  // namespace polyinfer::vk

@@ -12,9 +12,12 @@ namespace {
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
-bool validation_requested() {
+// "1": the layer's default checks; "sync": synchronization validation as well.
+const char* validation_requested() {
   const char* v = std::getenv("POLYINFER_VULKAN_VALIDATION");
-  return v != nullptr && std::strcmp(v, "1") == 0;
+  if (v != nullptr && std::strcmp(v, "1") == 0) return "1";
+  if (v != nullptr && std::strcmp(v, "sync") == 0) return "sync";
+  return nullptr;
 }
 
 // Validation errors are printed and recorded; the vtable call during which
@@ -51,11 +54,13 @@ Instance create() {
                  "." + std::to_string(VK_API_VERSION_MINOR(api)) + " (needs 1.2)";
     return inst;
   }
-  inst.validation = validation_requested();
+  const char* mode = validation_requested();
+  inst.validation = mode != nullptr;
+  inst.sync_validation = mode != nullptr && std::strcmp(mode, "sync") == 0;
   std::vector<const char*> layers, extensions;
   if (inst.validation) {
     if (!layer_available(kValidationLayer)) {
-      inst.error = std::string("POLYINFER_VULKAN_VALIDATION=1 but ") + kValidationLayer +
+      inst.error = std::string("POLYINFER_VULKAN_VALIDATION=") + mode + " but " + kValidationLayer +
                    " is not installed (Debian: vulkan-validationlayers)";
       return inst;
     }
@@ -80,6 +85,15 @@ Instance create() {
   ci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   ci.ppEnabledExtensionNames = extensions.data();
   if (inst.validation) ci.pNext = &msg;  // also covers vkCreateInstance itself
+  const VkValidationFeatureEnableEXT sync =
+      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = &sync;
+  if (inst.sync_validation) {
+    features.pNext = &msg;
+    ci.pNext = &features;
+  }
   const VkResult r = vkCreateInstance(&ci, nullptr, &inst.instance);
   if (r != VK_SUCCESS) {
     inst.instance = VK_NULL_HANDLE;

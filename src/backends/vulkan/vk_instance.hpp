@@ -13,8 +13,12 @@ namespace polyinfer::vk {
 struct Instance {
   VkInstance instance = VK_NULL_HANDLE;
   std::vector<VkPhysicalDevice> devices;  // those reporting Vulkan >= 1.2
-  bool validation = false;                // POLYINFER_VULKAN_VALIDATION=1
-  std::string error;                      // why there is no instance, or ""
+  bool validation = false;                // POLYINFER_VULKAN_VALIDATION=1 or =sync
+  // =sync: also the layer's synchronization validation. Descriptors then bind
+  // each tensor's own bytes (vk_graph_plan.cpp), which the layer takes as the
+  // range a dispatch touches.
+  bool sync_validation = false;
+  std::string error;  // why there is no instance, or ""
 };
 
 // The instance; on failure instance == VK_NULL_HANDLE and error says why.

@@ -1,6 +1,8 @@
 #include "backends/vulkan/vk_stream.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "backends/vulkan/vk_check.hpp"
@@ -15,6 +17,9 @@ constexpr uint64_t kChunk = 64ull << 20;
 constexpr uint64_t kMaxStagingInFlight = 256ull << 20;
 constexpr size_t kMaxFreeStaging = 8;
 constexpr uint64_t kMinStaging = 64ull << 10;
+// Recordings of one graph key before a submit waits for its own earlier
+// submissions rather than record another: enough to keep the queue fed.
+constexpr size_t kMaxRecordingsPerKey = 3;
 
 uint64_t staging_size(uint64_t need) {
   uint64_t s = kMinStaging;
@@ -23,8 +28,13 @@ uint64_t staging_size(uint64_t need) {
 }
 }  // namespace
 
+pi_stream_s::pi_stream_s(pi_device d) : dev(d) {
+  if (dev->profile) profiler_ = std::make_unique<polyinfer::vk::Profiler>();
+}
+
 pi_stream_s::~pi_stream_s() {
   retire(true);
+  if (profiler_) std::fputs(profiler_->report().c_str(), stderr);
   for (auto& b : free_staging_) dev->allocator->destroy_host_buffer(b);
   for (VkFence f : free_fences_) vkDestroyFence(dev->device, f, nullptr);
 }
@@ -103,6 +113,12 @@ void pi_stream_s::release(Pending& p) {
       dev->allocator->destroy_host_buffer(p.staging);
     }
   }
+  if (p.recording) {
+    if (p.recording->queries)
+      profiler_->add_nodes(dev->device, p.recording->queries, p.profile_keys, dev->timestamps);
+    --p.recording->in_flight;
+  }
+  p.recording = nullptr;
   p.graph.reset();
 }
 
@@ -170,12 +186,37 @@ void pi_stream_s::read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size)
   }
 }
 
-void pi_stream_s::submit_graph(std::shared_ptr<polyinfer::vk::RecordedGraph> g) {
+polyinfer::vk::Recording* pi_stream_s::take_recording(polyinfer::vk::RecordedGraph& rg) {
+  polyinfer::vk::Recording* r = rg.idle();
+  while (r == nullptr && rg.recordings.size() >= kMaxRecordingsPerKey && !pending_.empty()) {
+    check(vkWaitForFences(dev->device, 1, &pending_.front().fence, VK_TRUE, UINT64_MAX),
+          "vkWaitForFences");
+    retire(false);
+    r = rg.idle();
+  }
+  return r;
+}
+
+void pi_stream_s::submit_graph(const pi_graph& g) {
+  const auto t0 = std::chrono::steady_clock::now();
   retire(false);
+  const polyinfer::vk::GraphPlan plan = polyinfer::vk::plan_graph(dev, g, dev->profile_nodes);
   Pending p;
-  VkCommandBuffer cmd = g->cmd;
-  p.graph = std::move(g);
+  p.graph = polyinfer::vk::recorded_graph(dev, plan);
+  p.recording = take_recording(*p.graph);
+  const bool recorded = p.recording == nullptr;
+  if (recorded) p.recording = p.graph->record(dev, plan);
+  // Not in flight, so its parameter words are the host's to rewrite; the
+  // submit makes the (coherent) writes visible to the device.
+  polyinfer::vk::write_params(g, plan, static_cast<uint32_t*>(p.recording->params.mapped));
+  if (p.recording->queries) p.profile_keys = polyinfer::vk::Profiler::node_keys(g);
+  ++p.recording->in_flight;
+  VkCommandBuffer cmd = p.recording->cmd;
   submit(std::move(p), cmd);
+  if (profiler_) {
+    const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
+    profiler_->add_submit(recorded ? "record" : "replay", us.count());
+  }
 }
 
 void pi_stream_s::sync() {

@@ -1,6 +1,7 @@
 // A stream: submissions to the device's queue, in order, each with a fence.
 // What a submission uses (staging memory, a one-shot command buffer, a
-// recorded graph) is kept until its fence signals, then recycled.
+// recording and its parameter buffer) is kept until its fence signals, then
+// recycled.
 #pragma once
 #include <vulkan/vulkan.h>
 
@@ -11,16 +12,18 @@
 
 #include "backends/vulkan/vk_device.hpp"
 #include "backends/vulkan/vk_graph.hpp"
+#include "backends/vulkan/vk_profiler.hpp"
 
 struct pi_stream_s {
-  explicit pi_stream_s(pi_device d) : dev(d) {}
+  explicit pi_stream_s(pi_device d);
   ~pi_stream_s();
 
   // buffer_write: copies src into staging first, so the caller may reuse it at once.
   void write(pi_buffer buf, uint64_t offset, const void* src, uint64_t size);
   // buffer_read: returns when dst holds the bytes (after earlier work on the stream).
   void read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size);
-  void submit_graph(std::shared_ptr<polyinfer::vk::RecordedGraph> g);
+  // graph_submit: the graph's recording (made on a cache miss) queued.
+  void submit_graph(const pi_graph& g);
   void sync();
 
   pi_device dev;
@@ -30,12 +33,15 @@ struct pi_stream_s {
     VkFence fence = VK_NULL_HANDLE;
     VkCommandBuffer one_shot = VK_NULL_HANDLE;
     polyinfer::vk::Allocator::HostBuffer staging;
-    std::shared_ptr<polyinfer::vk::RecordedGraph> graph;
+    std::shared_ptr<polyinfer::vk::RecordedGraph> graph;  // keeps `recording` alive
+    polyinfer::vk::Recording* recording = nullptr;
+    std::vector<std::string> profile_keys;  // the graph's nodes, when profiling
   };
   VkCommandBuffer begin_one_shot();
   void submit(Pending p, VkCommandBuffer cmd);
   void retire(bool wait_all);
   void release(Pending& p);
+  polyinfer::vk::Recording* take_recording(polyinfer::vk::RecordedGraph& rg);
   polyinfer::vk::Allocator::HostBuffer acquire_staging(uint64_t size);
   VkFence acquire_fence();
 
@@ -43,4 +49,5 @@ struct pi_stream_s {
   std::vector<polyinfer::vk::Allocator::HostBuffer> free_staging_;
   std::vector<VkFence> free_fences_;
   uint64_t staging_in_flight_ = 0;
+  std::unique_ptr<polyinfer::vk::Profiler> profiler_;  // POLYINFER_VULKAN_PROFILE=1
 };

@@ -8,7 +8,6 @@
 
 #include "backends/vulkan/vk_check.hpp"
 #include "backends/vulkan/vk_device.hpp"
-#include "backends/vulkan/vk_graph.hpp"
 #include "backends/vulkan/vk_instance.hpp"
 #include "backends/vulkan/vk_ops.hpp"
 #include "backends/vulkan/vk_stream.hpp"
@@ -202,11 +201,7 @@ pi_status graph_submit(pi_stream s, const pi_graph* graph) {
   if (s == nullptr || graph == nullptr || (graph->nodes == nullptr && graph->n_nodes != 0))
     return PI_ERR_INVALID;
   if (graph->n_nodes == 0) return PI_OK;
-  pi_device dev = s->dev;
-  return guarded(dev->error, [&] {
-    const std::string sig = graph_signature(dev, *graph);
-    s->submit_graph(recorded_graph(dev, *graph, sig));
-  });
+  return guarded(s->dev->error, [&] { s->submit_graph(*graph); });
 }
 
 const pi_backend_vtable kVtable{

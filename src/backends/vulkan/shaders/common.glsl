@@ -4,15 +4,18 @@
 // shifts: block formats have 18/34/144/176/210-byte blocks and tensors sit at
 // any byte offset, so no wider view fits them all, and words need no optional
 // 8/16-bit storage feature. Binding 0 holds the node parameters (written by the
-// host when it records the graph); bindings 1..5 are src0..src3 and dst.
+// host before each submission); binding 1 holds src0..src3, read-only (so that
+// synchronization validation sees a dispatch write only its destination), and
+// binding 2 the destination.
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(std430, set = 0, binding = 0) readonly buffer Params { uint P[]; };
-layout(std430, set = 0, binding = 1) buffer Data { uint w[]; } bufs[5];
+layout(std430, set = 0, binding = 1) readonly buffer Src { uint w[]; } bufs[4];
+layout(std430, set = 0, binding = 2) buffer Dst { uint w[]; } dst;
 
 layout(push_constant) uniform Push { uint base; } pc;  // this node's first word in P
 
-// Tensor slots and the parameter layout (vk_params.hpp writes the same).
+// Tensor slots and the parameter layout (write_params in vk_graph_plan.cpp writes the same).
 const uint T_SRC0 = 0u, T_SRC1 = 1u, T_SRC2 = 2u, T_SRC3 = 3u, T_DST = 4u;
 uint t_off(uint t) { return P[pc.base + t * 9u]; }
 uint t_ne(uint t, uint d) { return P[pc.base + t * 9u + 1u + d]; }
@@ -43,20 +46,20 @@ int ld_i8(uint t, uint a) { return int(ld8(t, a) << 24) >> 24; }
 // outside the view and must keep its bytes).
 void stf(uint a, float v) {
   if ((a & 3u) == 0u) {
-    bufs[T_DST].w[a >> 2] = floatBitsToUint(v);
+    dst.w[a >> 2] = floatBitsToUint(v);
     return;
   }
   const uint u = floatBitsToUint(v);
   for (uint b = 0u; b < 4u; ++b) {
     const uint ab = a + b, sh = (ab & 3u) * 8u;
-    atomicAnd(bufs[T_DST].w[ab >> 2], ~(0xFFu << sh));
-    atomicOr(bufs[T_DST].w[ab >> 2], ((u >> (b * 8u)) & 0xFFu) << sh);
+    atomicAnd(dst.w[ab >> 2], ~(0xFFu << sh));
+    atomicOr(dst.w[ab >> 2], ((u >> (b * 8u)) & 0xFFu) << sh);
   }
 }
 void st8(uint a, uint v) {
   const uint sh = (a & 3u) * 8u;
-  atomicAnd(bufs[T_DST].w[a >> 2], ~(0xFFu << sh));
-  atomicOr(bufs[T_DST].w[a >> 2], (v & 0xFFu) << sh);
+  atomicAnd(dst.w[a >> 2], ~(0xFFu << sh));
+  atomicOr(dst.w[a >> 2], (v & 0xFFu) << sh);
 }
 void st16(uint a, uint v) {
   if ((a & 1u) != 0u) {
@@ -65,8 +68,8 @@ void st16(uint a, uint v) {
     return;
   }
   const uint sh = (a & 2u) * 8u;
-  atomicAnd(bufs[T_DST].w[a >> 2], ~(0xFFFFu << sh));
-  atomicOr(bufs[T_DST].w[a >> 2], (v & 0xFFFFu) << sh);
+  atomicAnd(dst.w[a >> 2], ~(0xFFFFu << sh));
+  atomicOr(dst.w[a >> 2], (v & 0xFFFFu) << sh);
 }
 void sti(uint a, int v) { stf(a, intBitsToFloat(v)); }
 

@@ -14,7 +14,7 @@ layout(constant_id = 0) const uint WTYPE = 0u;
 layout(constant_id = 2) const bool A_VEC4 = false;  // columns 16-byte aligned (vk_graph.cpp)
 const uint BM = 64u, BN = 64u, BK = 32u;
 
-layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[5];
+layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[4];
 
 shared float ws[BK][BM];  // weights, [k][row]
 shared float as[BK][BN];  // activations, [k][column]

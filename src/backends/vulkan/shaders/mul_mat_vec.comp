@@ -21,7 +21,7 @@ const uint WG = 64u;
 const uint NROWS = 2u;  // vk_ops.cpp's kVecRows
 
 // src1 (F32 activations) seen as vec4s, read so when A_VEC4.
-layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[5];
+layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[4];
 
 uint acol[NCOLS];  // byte address of each activation column
 float acc[NROWS * NCOLS];

@@ -1,0 +1,30 @@
+#include "backends/vulkan/vk_hazards.hpp"
+
+#include <algorithm>
+
+namespace polyinfer::vk {
+namespace {
+
+bool overlaps(const ByteRange& a, const ByteRange& b) {
+  return a.buffer == b.buffer && a.lo < b.hi && b.lo < a.hi;
+}
+bool overlaps_any(const ByteRange& r, const std::vector<ByteRange>& set) {
+  return std::any_of(set.begin(), set.end(), [&](const ByteRange& s) { return overlaps(r, s); });
+}
+
+}  // namespace
+
+bool HazardTracker::add_node(std::span<const ByteRange> reads, const ByteRange& write) {
+  // Read after write, write after write, write after read.
+  bool wait = overlaps_any(write, written_) || overlaps_any(write, read_);
+  for (const ByteRange& r : reads) wait = wait || overlaps_any(r, written_);
+  if (wait) {
+    read_.clear();
+    written_.clear();
+  }
+  read_.insert(read_.end(), reads.begin(), reads.end());
+  written_.push_back(write);
+  return wait;
+}
+
+}  // namespace polyinfer::vk

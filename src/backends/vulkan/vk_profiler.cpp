@@ -1,0 +1,158 @@
+#include "backends/vulkan/vk_profiler.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+namespace polyinfer::vk {
+namespace {
+
+const char* type_name(uint32_t t) {
+  switch (t) {
+    case 0:
+      return "f32";
+    case 1:
+      return "f16";
+    case 2:
+      return "q4_0";
+    case 3:
+      return "q4_1";
+    case 6:
+      return "q5_0";
+    case 7:
+      return "q5_1";
+    case 8:
+      return "q8_0";
+    case 10:
+      return "q2_K";
+    case 11:
+      return "q3_K";
+    case 12:
+      return "q4_K";
+    case 13:
+      return "q5_K";
+    case 14:
+      return "q6_K";
+    case 26:
+      return "i32";
+    case 30:
+      return "bf16";
+    default:
+      return "t?";
+  }
+}
+
+long long ll(int64_t v) {
+  return static_cast<long long>(v);
+}
+
+// Op, types and the shape that sets the work. FLASH_ATTN leaves out the KV
+// length, which grows every decode step and would give each step a row.
+std::string node_key(const pi_node& n) {
+  const pi_tensor &s0 = n.src[0], &s1 = n.src[1], &d = n.dst;
+  char buf[192];
+  switch (n.op) {
+    case PI_OP_MUL_MAT:
+      std::snprintf(buf, sizeof buf, "MUL_MAT %s %lldx%lld * %lld", type_name(s0.type),
+                    ll(s0.ne[0]), ll(s0.ne[1]), ll(s1.ne[1] * s1.ne[2] * s1.ne[3]));
+      break;
+    case PI_OP_FLASH_ATTN:
+      std::snprintf(buf, sizeof buf, "FLASH_ATTN %s D%lld H%lld/%lld T%lld", type_name(s1.type),
+                    ll(s0.ne[0]), ll(s0.ne[2]), ll(s1.ne[2]), ll(s0.ne[1]));
+      break;
+    default: {
+      const bool convert = s0.type != d.type;
+      std::snprintf(buf, sizeof buf, "%s %s%s%s [%lld,%lld,%lld,%lld]", pi_op_name(n.op),
+                    type_name(s0.type), convert ? "->" : "", convert ? type_name(d.type) : "",
+                    ll(d.ne[0]), ll(d.ne[1]), ll(d.ne[2]), ll(d.ne[3]));
+      break;
+    }
+  }
+  return buf;
+}
+
+}  // namespace
+
+bool profile_requested() {
+  const char* e = std::getenv("POLYINFER_VULKAN_PROFILE");
+  return e != nullptr && std::strcmp(e, "1") == 0;
+}
+
+TimestampCaps timestamp_caps(VkPhysicalDevice pd, uint32_t queue_family) {
+  VkPhysicalDeviceProperties p;
+  vkGetPhysicalDeviceProperties(pd, &p);
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> fam(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, fam.data());
+  TimestampCaps c;
+  // timestampComputeAndGraphics promises timestamps on every compute queue;
+  // without it the family's own valid bits decide (0: none).
+  const uint32_t bits = queue_family < n ? fam[queue_family].timestampValidBits : 0;
+  c.usable = bits > 0 && p.limits.timestampPeriod > 0;
+  c.ns_per_tick = p.limits.timestampPeriod;
+  c.mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  return c;
+}
+
+std::vector<std::string> Profiler::node_keys(const pi_graph& g) {
+  std::vector<std::string> keys;
+  keys.reserve(g.n_nodes);
+  for (uint32_t i = 0; i < g.n_nodes; ++i) keys.push_back(node_key(g.nodes[i]));
+  return keys;
+}
+
+void Profiler::add_nodes(VkDevice dev, VkQueryPool pool, const std::vector<std::string>& keys,
+                         const TimestampCaps& caps) {
+  if (keys.empty()) return;
+  const uint32_t n = static_cast<uint32_t>(2 * keys.size());
+  ticks_.resize(n);
+  // The fence has signalled, so every query is available: no WAIT flag.
+  if (vkGetQueryPoolResults(dev, pool, 0, n, n * sizeof(uint64_t), ticks_.data(), sizeof(uint64_t),
+                            VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
+    return;
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    // Counters wrap at timestampValidBits: the difference modulo that width.
+    const uint64_t dt = (ticks_[2 * i + 1] - ticks_[2 * i]) & caps.mask;
+    Sum& s = nodes_[keys[i]];
+    ++s.count;
+    s.us += static_cast<double>(dt) * caps.ns_per_tick * 1e-3;
+  }
+}
+
+void Profiler::add_submit(const char* action, double us) {
+  Sum& s = submits_[action];
+  ++s.count;
+  s.us += us;
+}
+
+std::string Profiler::report() const {
+  std::string out;
+  char line[320];
+  const auto table = [&](const char* title, const std::map<std::string, Sum>& sums) {
+    if (sums.empty()) return;
+    std::vector<std::pair<std::string, Sum>> rows(sums.begin(), sums.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.second.us > b.second.us; });
+    double total = 0;
+    for (const auto& r : rows) total += r.second.us;
+    std::snprintf(line, sizeof line, "Vulkan profile, %s: %.1f us in all\n", title, total);
+    out += line;
+    std::snprintf(line, sizeof line, "  %12s %7s %8s %10s  %s\n", "total us", "share", "count",
+                  "mean us", "key");
+    out += line;
+    for (const auto& [key, s] : rows) {
+      std::snprintf(line, sizeof line, "  %12.1f %6.1f%% %8ld %10.2f  %s\n", s.us,
+                    total > 0 ? 100.0 * s.us / total : 0.0, s.count, s.us / s.count, key.c_str());
+      out += line;
+    }
+  };
+  table("GPU time per node", nodes_);
+  table("host time per graph_submit", submits_);
+  return out;
+}
+
+}  // namespace polyinfer::vk

@@ -1,0 +1,29 @@
+"""A generation on the Vulkan backend records a handful of command buffers and
+replays them, rather than one per token: POLYINFER_VULKAN_PROFILE=1 prints the
+host time of each graph_submit by what the graph cache did (record or replay),
+and the greedy text still equals the oracle."""
+import json
+import os
+import re
+import subprocess
+
+ROW = re.compile(r"^\s+[\d.]+\s+[\d.]+%\s+(\d+)\s+[\d.]+\s+(record|replay)$", re.M)
+
+
+def test_generation_replays_its_recordings(bin_dir, models_dir):
+    case = json.loads((models_dir / "oracles.json").read_text())["cases"][0]
+    assert case["model"] == "stories260K.gguf" and case["n_generated"] >= 128
+    cmd = [str(bin_dir / "polyinfer"), "run", "-m", str(models_dir / case["model"]),
+           "--backend", "vulkan", "-ngl", "all", "--temp", "0",
+           "-n", str(case["n_generated"]), "--no-display-prompt"]
+    env = dict(os.environ, POLYINFER_VULKAN_PROFILE="1")
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == case["expected_text"] + "\n", r.stderr
+    counts = {action: int(n) for n, action in ROW.findall(r.stderr)}
+    # The prompt's graph and the decode graph; a decode step's new KV length and
+    # cache offset are parameter words, not a new recording.
+    assert counts.get("record", 0) <= 4, r.stderr
+    assert counts.get("record", 0) + counts.get("replay", 0) == case["n_generated"], r.stderr
+    # Every node was timed.
+    assert "GPU time per node" in r.stderr and "FLASH_ATTN" in r.stderr, r.stderr
