@@ -29,7 +29,6 @@ struct UnitContext {
   cudaStream_t stream;
   uint8_t* scratch;
   ActQuantCache* act_cache;
-  int sm_count;
 };
 
 // Longest row the fused RMS_NORM keeps in registers (8 values x 1,024 threads).

@@ -23,11 +23,10 @@ ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols);
 
 // Where a matrix-vector product runs: `scratch` holds matvec_scratch()
 // bytes; `cache` (may be null) says whether it already holds these
-// activations, quantized; sm_count sizes the persistent grid.
+// activations, quantized.
 struct MatvecEnv {
   uint8_t* scratch;
   ActQuantCache* cache;
-  int sm_count;
   cudaStream_t stream;
 };
 
