@@ -35,6 +35,13 @@ bool option_off(const char* options, const char* key) {
   return at != nullptr && at[std::strlen(key)] == '0';
 }
 
+// A feature is on unless the device option `key` (e.g. "graphs=") is 0 or the
+// environment variable `env` starts with '0'.
+bool feature_on(const char* options, const char* key, const char* env) {
+  const char* e = std::getenv(env);
+  return !option_off(options, key) && !(e != nullptr && e[0] == '0');
+}
+
 pi_status device_open(int index, const char* options, pi_device* out) {
   if (out == nullptr || index < 0 || index >= device_count()) {
     g_open_error = "CUDA backend: no device " + std::to_string(index);
@@ -48,12 +55,10 @@ pi_status device_open(int index, const char* options, pi_device* out) {
   auto* dev = new pi_device_s;
   dev->index = index;
   dev->sm_count = p.multiProcessorCount;
-  const char* env = std::getenv("POLYINFER_CUDA_GRAPHS");
-  const char* fusion = std::getenv("POLYINFER_CUDA_FUSION");
   dev->profile = profile_mode_from_env();
-  dev->graphs = !option_off(options, "graphs=") && !(env != nullptr && env[0] == '0') &&
+  dev->graphs = feature_on(options, "graphs=", "POLYINFER_CUDA_GRAPHS") &&
                 dev->profile != ProfileMode::kKernels;
-  dev->fusion = !option_off(options, "fusion=") && !(fusion != nullptr && fusion[0] == '0');
+  dev->fusion = feature_on(options, "fusion=", "POLYINFER_CUDA_FUSION");
   *out = dev;
   return PI_OK;
 }

@@ -3,6 +3,8 @@
 namespace polyinfer::cuda {
 namespace {
 
+// GGUF type ids (cuda_common.cuh has them for device code, which a host .cpp
+// cannot include).
 constexpr uint32_t kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14;
 
 bool fast_type(uint32_t t) {
