@@ -7,11 +7,13 @@
 // around it, so the row is read from DRAM in whole sectors whatever its
 // alignment, then dots it from shared memory. Q4_0, Q4_K and Q6_K rows are
 // dotted with activations quantized once per call to 8-bit blocks of 32
-// (float32 scale, docs/OPS.md allows it) through __dp4a; F16 and Q8_0 rows
-// with the float32 activations: with 8-bit activations the
-// TinyStories-656K-Q8_0 "Hello" oracle flips at a 0.008 logit margin, as on
-// the CPU. One launch may cover up to kMaxGroupMats matrices that share the
-// activations (Q, K and V; gate and up): their rows are one grid.
+// (float32 scale, docs/OPS.md allows it) through __dp4a; Q8_0 rows with the
+// same codes plus their residual codes (act_quant.cuh: 16-bit activations,
+// two __dp4a; with the codes alone the TinyStories-656K-Q8_0 "Hello" oracle
+// flips at a 0.008 logit margin, as on the CPU, and with float32 activations
+// the conversions bounded it at 1.3 TB/s); F16 rows with the float32
+// activations. One launch may cover up to kMaxGroupMats matrices that share
+// the activations (Q, K and V; gate and up): their rows are one grid.
 // Other types and batched products take the generic kernel: lanes decode
 // consecutive 8-value chunks (quant_decode.cuh) in float32.
 #include <cuda_pipeline.h>
@@ -122,13 +124,14 @@ struct FastArgs {
   int64_t row_end[kMaxGroupMats];
   int nmat;
   int ncols;
-  // Quantized types: activations as 8-bit blocks of 32: codes [ncols][K],
-  // scales and scale * Σ codes [ncols][K/32].
+  // Quantized types: activations as 8-bit blocks of 32: codes and residual
+  // codes [ncols][K], scales and scale * Σ codes [ncols][K/32].
   int8_t* aq;
+  int8_t* alo;
   float* ad;
   float* as;
-  View a;      // F16, Q8_0: the float32 activations
-  bool act16;  // F16, Q8_0: every activation row starts 16-byte aligned
+  View a;      // F16: the float32 activations
+  bool act16;  // F16: every activation row starts 16-byte aligned
 };
 
 // Σ over 8 consecutive float32 activations x (16-byte aligned when a16) of w.
@@ -145,32 +148,25 @@ __device__ __forceinline__ float dot8(const float w[8], const float* x, bool a16
   return s;
 }
 
-// Σ over 4 consecutive float32 activations x (16-byte aligned when a16) of w.
-__device__ __forceinline__ float dot4(const float w[4], const float* x, bool a16) {
-  if (a16) {
-    const float4 v = __ldg(reinterpret_cast<const float4*>(x));
-    return w[0] * v.x + w[1] * v.y + w[2] * v.z + w[3] * v.w;
-  }
-  return w[0] * __ldg(x) + w[1] * __ldg(x + 1) + w[2] * __ldg(x + 2) + w[3] * __ldg(x + 3);
-}
-
-// Four signed bytes to float32 without the conversion unit (a quarter of the
-// FMA rate on sm_90, which would bound Q8_0 near its bandwidth): each byte,
-// biased to unsigned, becomes the low mantissa bits of 2^23, and 2^23 + 128
-// is subtracted exactly.
-__device__ __forceinline__ void s8x4_to_f32(uint32_t q, float out[4]) {
-  const uint32_t u = q ^ 0x80808080u;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    out[i] = __int_as_float(static_cast<int>(__byte_perm(u, 0x4B000000u, 0x7650u | i))) -
-             8388736.0f;
-  }
-}
-
 // Four bytes at a 2-byte aligned shared-memory address.
 __device__ __forceinline__ uint32_t lds32(const uint8_t* p) {
   const uint16_t* q = reinterpret_cast<const uint16_t*>(p);
   return q[0] | (static_cast<uint32_t>(q[1]) << 16);
+}
+
+// Sixteen bytes at a 2-byte aligned shared-memory address: the aligned words
+// around them, realigned by byte permutes (cheaper than eight 16-bit loads).
+__device__ __forceinline__ void lds128(const uint8_t* p, uint32_t q[4]) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(a & ~uintptr_t{3});
+  const bool odd = (a & 2) != 0;
+  uint32_t x[5];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) x[i] = w[i];
+  x[4] = odd ? w[4] : 0u;
+  const uint32_t sel = odd ? 0x5432u : 0x3210u;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) q[i] = __byte_perm(x[i], x[i + 1], sel);
 }
 
 __device__ __forceinline__ int dp4a(uint32_t a, int b, int c) {
@@ -186,10 +182,12 @@ __device__ __forceinline__ float unit_dot(const uint8_t* s, int u, const int x[8
   if constexpr (T == kQ4_0) {
     const uint8_t* b = s + u * 18;
     const float d = f16_bits_to_f32(ld16(b));
+    uint32_t qs[4];
+    lds128(b + 2, qs);
     int dot = 0;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const uint32_t q = lds32(b + 2 + 4 * i);
+      const uint32_t q = qs[i];
       dot = dp4a(__vsub4(q & 0x0f0f0f0fu, 0x08080808u), x[i], dot);
       dot = dp4a(__vsub4((q >> 4) & 0x0f0f0f0fu, 0x08080808u), x[4 + i], dot);
     }
@@ -306,17 +304,28 @@ __device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* s,
       }
     }
   } else if constexpr (T == kQ8_0) {
-#pragma unroll 4
-    for (int e = 4 * lane; e < len; e += 128) {
+    // A lane takes 16 consecutive values (half a block) at a time, so that a
+    // warp's code loads are 512 contiguous bytes. The sum is in units of
+    // 1/kLoSteps of (weight scale · activation scale): kernel end rescales.
+#pragma unroll 2
+    for (int e = 16 * lane; e < len; e += 512) {
       const uint8_t* b = s + (e / 32) * 34;
-      const float d = f16_bits_to_f32(ld16(b));
-      float wv[4];
-      s8x4_to_f32(lds32(b + 2 + e % 32), wv);
+      const float dw = f16_bits_to_f32(ld16(b));
+      uint32_t q[4];
+      lds128(b + 2 + (e & 16), q);
+      const int64_t ai = k0 + e;
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
         if (c < ncols) {
-          const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + k0 + e;
-          acc[c] += d * dot4(wv, x, p.act16);
+          const int4 h = __ldg(reinterpret_cast<const int4*>(p.aq + c * k + ai));
+          const int4 l = __ldg(reinterpret_cast<const int4*>(p.alo + c * k + ai));
+          int sh = dp4a(q[0], h.x, 0), sl = dp4a(q[0], l.x, 0);
+          sh = dp4a(q[1], h.y, sh), sl = dp4a(q[1], l.y, sl);
+          sh = dp4a(q[2], h.z, sh), sl = dp4a(q[2], l.z, sl);
+          sh = dp4a(q[3], h.w, sh), sl = dp4a(q[3], l.w, sl);
+          // |sh| <= 16 · 127 · 127, so sh · 254 + sl fits in 32 bits.
+          const int sum = sh * static_cast<int>(kLoSteps) + sl;
+          acc[c] += dw * __ldg(p.ad + c * (k / 32) + ai / 32) * static_cast<float>(sum);
         }
       }
     }
@@ -369,7 +378,8 @@ __global__ __launch_bounds__(kFastWarps * 32) void matvec_fast(FastArgs p) {
 #pragma unroll
   for (int c = 0; c < NC; ++c) {
     if (c < ncols) {
-      const float v = warp_sum(acc[c]);
+      float v = warp_sum(acc[c]);
+      if constexpr (T == kQ8_0) v *= 1.0f / kLoSteps;
       if (lane == 0) reinterpret_cast<float*>(p.d[r.m].data + c * p.d[r.m].nb[1])[r.n] = v;
     }
   }
@@ -387,7 +397,7 @@ __global__ void quantize_act(View a, int ncols, ActQuantPtrs q) {
 
 // Types whose fast path dots float32 activations (no scratch).
 bool float_acts(uint32_t t) {
-  return t == kF16 || t == kQ8_0;
+  return t == kF16;
 }
 
 template <uint32_t T, int NC>
@@ -441,6 +451,7 @@ void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a
     const ActQuantPtrs q = act_quant_at(env.scratch, k, ncols);
     ActQuantCache* cache = env.cache;
     p.aq = q.aq;
+    p.alo = q.lo;
     p.ad = q.ad;
     p.as = q.as;
     const bool cached = cache != nullptr && cache->valid && cache->data == p.a.data &&
@@ -458,8 +469,9 @@ void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a
 
 ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols) {
   const size_t codes = (static_cast<size_t>(ncols * k) + 255) / 256 * 256;
-  float* ad = reinterpret_cast<float*>(scratch + codes);
-  return {reinterpret_cast<int8_t*>(scratch), ad, ad + ncols * (k / 32)};
+  float* ad = reinterpret_cast<float*>(scratch + 2 * codes);
+  return {reinterpret_cast<int8_t*>(scratch), reinterpret_cast<int8_t*>(scratch + codes), ad,
+          ad + ncols * (k / 32)};
 }
 
 size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches) {
@@ -467,7 +479,7 @@ size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches) 
   if (!matvec_fast_path(type, wne, ane) || float_acts(type)) return 0;
   const int64_t cols = ncols < kMaxVecCols ? ncols : kMaxVecCols;
   const size_t codes = (static_cast<size_t>(cols * k) + 255) / 256 * 256;
-  return codes + 2 * static_cast<size_t>(cols * (k / 32)) * sizeof(float);
+  return 2 * codes + 2 * static_cast<size_t>(cols * (k / 32)) * sizeof(float);
 }
 
 void launch_matvec_group(const View* w, const View* d, int n, uint32_t type, const View& a,

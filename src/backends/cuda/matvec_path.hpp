@@ -24,7 +24,7 @@ bool matvec_fast_path(uint32_t type, const int64_t* wne, const int64_t* ane);
 bool takes_matvec(const pi_node& n);
 
 // The node takes the fast path with activations quantized to 8-bit blocks of
-// 32 (the quantized weight types; F16 and Q8_0 dot float32 activations).
+// 32 (the quantized weight types; F16 dots float32 activations).
 bool matvec_quantizes(const pi_node& n);
 
 }  // namespace polyinfer::cuda
