@@ -188,10 +188,12 @@ __device__ __forceinline__ float unit_dot(const uint8_t* s, int u, const int x[8
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const uint32_t q = qs[i];
-      dot = dp4a(__vsub4(q & 0x0f0f0f0fu, 0x08080808u), x[i], dot);
-      dot = dp4a(__vsub4((q >> 4) & 0x0f0f0f0fu, 0x08080808u), x[4 + i], dot);
+      dot = dp4a(q & 0x0f0f0f0fu, x[i], dot);
+      dot = dp4a((q >> 4) & 0x0f0f0f0fu, x[4 + i], dot);
     }
-    return d * ad * static_cast<float>(dot);
+    // Σ (q − 8)·x = Σ q·x − 8·Σ x: the offset through asum, not per byte
+    // (__vsub4 has no sm_90 instruction; the products are issue-bound).
+    return d * (ad * static_cast<float>(dot) - 8.0f * asum);
   } else if constexpr (T == kQ4_K) {
     const uint8_t* b = s + (u / 8) * 144;
     const int j = u % 8;
@@ -226,17 +228,22 @@ __device__ __forceinline__ float unit_dot(const uint8_t* s, int u, const int x[8
     const uint8_t* ql = b + (j / 4) * 64 + (j % 2) * 32;
     const uint8_t* qh = b + 128 + (j / 4) * 32;
     const int lshift = 4 * ((j % 4) / 2), hshift = 2 * (j % 4);
-    int dot0 = 0, dot1 = 0;
+    // Σ (q − 32)·x per 16 values as Σ q·x − 32·Σ x, Σ x by __dp4a with ones.
+    int dot0 = 0, dot1 = 0, sum0 = 0, sum1 = 0;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const uint32_t lo = (lds32(ql + 4 * i) >> lshift) & 0x0f0f0f0fu;
       const uint32_t hi = ((lds32(qh + 4 * i) >> hshift) & 0x03030303u) << 4;
-      const uint32_t q = __vsub4(lo | hi, 0x20202020u);
-      if (i < 4)
-        dot0 = dp4a(q, x[i], dot0);
-      else
-        dot1 = dp4a(q, x[i], dot1);
+      if (i < 4) {
+        dot0 = dp4a(lo | hi, x[i], dot0);
+        sum0 = dp4a(0x01010101u, x[i], sum0);
+      } else {
+        dot1 = dp4a(lo | hi, x[i], dot1);
+        sum1 = dp4a(0x01010101u, x[i], sum1);
+      }
     }
+    dot0 -= 32 * sum0;
+    dot1 -= 32 * sum1;
     const float sc0 = static_cast<float>(static_cast<int8_t>(b[192 + 2 * j]));
     const float sc1 = static_cast<float>(static_cast<int8_t>(b[193 + 2 * j]));
     return d * ad * (sc0 * static_cast<float>(dot0) + sc1 * static_cast<float>(dot1));
