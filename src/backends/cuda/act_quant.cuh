@@ -8,8 +8,8 @@
 namespace polyinfer::cuda {
 
 // Where the 8-bit activations live in scratch: codes [ncols][K], residual
-// codes [ncols][K], the block scales d and d · Σ codes [ncols][K/32]
-// (matvec.hpp's act_quant_at()).
+// codes [ncols][K] (lo == nullptr: not wanted), the block scales d and
+// d · Σ codes [ncols][K/32] (matvec.hpp's act_quant_at()).
 struct ActQuantPtrs {
   int8_t* aq;
   int8_t* lo;
@@ -33,8 +33,10 @@ __device__ __forceinline__ void quantize_block32(float x, int64_t blk, const Act
   const float d = amax / 127.0f;
   const float q = d > 0.0f ? fminf(127.0f, fmaxf(-127.0f, rintf(x / d))) : 0.0f;
   p.aq[32 * blk + lane] = static_cast<int8_t>(q);
-  const float lo = d > 0.0f ? rintf(fmaf(-q, d, x) * (kLoSteps / d)) : 0.0f;
-  p.lo[32 * blk + lane] = static_cast<int8_t>(fminf(127.0f, fmaxf(-127.0f, lo)));
+  if (p.lo != nullptr) {
+    const float lo = d > 0.0f ? rintf(fmaf(-q, d, x) * (kLoSteps / d)) : 0.0f;
+    p.lo[32 * blk + lane] = static_cast<int8_t>(fminf(127.0f, fmaxf(-127.0f, lo)));
+  }
   const float sum = warp_sum(q);
   if (lane == 0) {
     p.ad[blk] = d;

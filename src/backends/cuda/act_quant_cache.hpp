@@ -12,6 +12,7 @@ namespace polyinfer::cuda {
 struct ActQuantCache {
   const uint8_t* data = nullptr;  // the activation columns' first byte
   int64_t k = 0, ncols = 0, nb1 = 0;
+  bool residual = false;  // the residual codes are there too (Q8_0)
   bool valid = false;
 };
 

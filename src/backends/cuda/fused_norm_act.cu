@@ -89,8 +89,8 @@ __global__ void swiglu_quant_kernel(View g, View u, View d, ActQuantPtrs q) {
 
 // Records the quantized copy of `out` (ncols columns of k) for the MUL_MAT.
 ActQuantPtrs quantized_copy(const UnitContext& c, const View& out, int64_t k, int64_t ncols) {
-  const ActQuantPtrs q = act_quant_at(c.scratch, k, ncols);
-  *c.act_cache = ActQuantCache{out.data, k, ncols, out.nb[1], true};
+  const ActQuantPtrs q = act_quant_at(c.scratch, k, ncols, c.quantize_residual);
+  *c.act_cache = ActQuantCache{out.data, k, ncols, out.nb[1], c.quantize_residual, true};
   return q;
 }
 

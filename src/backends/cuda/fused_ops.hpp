@@ -26,6 +26,7 @@ struct UnitContext {
   // Also write the last output as 8-bit blocks in scratch for the MUL_MAT
   // after the unit, and record them in act_cache.
   bool quantize_next;
+  bool quantize_residual;  // with the residual codes (Unit::quantize_residual)
   cudaStream_t stream;
   uint8_t* scratch;
   ActQuantCache* act_cache;

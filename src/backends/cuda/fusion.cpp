@@ -130,6 +130,7 @@ std::vector<Unit> plan_units(const pi_graph& g, bool fuse) {
     const bool can_quantize = u.kind == UnitKind::kNormMul || u.kind == UnitKind::kAddNormMul ||
                               (u.kind == UnitKind::kSingle && last.op == PI_OP_SWIGLU);
     u.quantize_next = fuse && can_quantize && quantized_by_next(g, i + u.count, last.dst);
+    u.quantize_residual = u.quantize_next && matvec_residual(g.nodes[i + u.count]);
     units.push_back(u);
     i += u.count;
   }

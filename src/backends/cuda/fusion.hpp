@@ -27,6 +27,8 @@ struct Unit {
   // The unit's last output is the activation of the MUL_MAT that follows,
   // which quantizes it: the fused kernel writes the 8-bit blocks too.
   bool quantize_next = false;
+  // ... and its residual codes too (the MUL_MAT's weights are Q8_0).
+  bool quantize_residual = false;
 };
 
 // The graph's nodes cut into units, in order; every node is in exactly one.

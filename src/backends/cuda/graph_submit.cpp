@@ -124,8 +124,8 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u,
     views[k].dst = view_of(n.dst);
   }
   if (u.kind != UnitKind::kMatvecGroup) act_cache.valid = false;
-  const UnitContext c{&g.nodes[u.first], views,     u.count, u.quantize_next, s->stream,
-                      s->scratch.data(), &act_cache};
+  const UnitContext c{&g.nodes[u.first],   views,     u.count,           u.quantize_next,
+                      u.quantize_residual, s->stream, s->scratch.data(), &act_cache};
   if (const char* e = launch_fused(u, c)) return std::string(unit_name(u.kind)) + ": " + e;
   // A unit that quantized its own output has just made the cache valid.
   for (uint32_t k = 0; !u.quantize_next && k < u.count; ++k) {

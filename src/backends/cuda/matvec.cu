@@ -157,9 +157,11 @@ __device__ __forceinline__ uint32_t lds32(const uint8_t* p) {
 // Sixteen bytes at a 2-byte aligned shared-memory address: the aligned words
 // around them, realigned by byte permutes (cheaper than eight 16-bit loads).
 __device__ __forceinline__ void lds128(const uint8_t* p, uint32_t q[4]) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  const uint32_t* w = reinterpret_cast<const uint32_t*>(a & ~uintptr_t{3});
-  const bool odd = (a & 2) != 0;
+  // Pointer arithmetic, not an integer round trip, keeps the address in the
+  // shared space (LDS, not generic loads).
+  const int off = static_cast<int>(reinterpret_cast<uintptr_t>(p) & 3);
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(p - off);
+  const bool odd = off != 0;
   uint32_t x[5];
 #pragma unroll
   for (int i = 0; i < 4; ++i) x[i] = w[i];
@@ -455,18 +457,20 @@ void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a
   p.act16 = reinterpret_cast<uintptr_t>(p.a.data) % 16 == 0 && a.nb[1] % 16 == 0;
   if (!float_acts(type)) {
     const int64_t k = a.ne[0];
-    const ActQuantPtrs q = act_quant_at(env.scratch, k, ncols);
+    const bool residual = type == kQ8_0;
+    const ActQuantPtrs q = act_quant_at(env.scratch, k, ncols, residual);
     ActQuantCache* cache = env.cache;
     p.aq = q.aq;
     p.alo = q.lo;
     p.ad = q.ad;
     p.as = q.as;
     const bool cached = cache != nullptr && cache->valid && cache->data == p.a.data &&
-                        cache->k == k && cache->ncols == ncols && cache->nb1 == a.nb[1];
+                        cache->k == k && cache->ncols == ncols && cache->nb1 == a.nb[1] &&
+                        (cache->residual || !residual);
     if (!cached) {
       const int64_t warps = ncols * (k / 32);
       quantize_act<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, env.stream>>>(p.a, ncols, q);
-      if (cache != nullptr) *cache = ActQuantCache{p.a.data, k, ncols, a.nb[1], true};
+      if (cache != nullptr) *cache = ActQuantCache{p.a.data, k, ncols, a.nb[1], residual, true};
     }
   }
   launch_fast(type, p, env.stream);
@@ -474,10 +478,11 @@ void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a
 
 }  // namespace
 
-ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols) {
+ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols, bool residual) {
   const size_t codes = (static_cast<size_t>(ncols * k) + 255) / 256 * 256;
   float* ad = reinterpret_cast<float*>(scratch + 2 * codes);
-  return {reinterpret_cast<int8_t*>(scratch), reinterpret_cast<int8_t*>(scratch + codes), ad,
+  return {reinterpret_cast<int8_t*>(scratch),
+          residual ? reinterpret_cast<int8_t*>(scratch + codes) : nullptr, ad,
           ad + ncols * (k / 32)};
 }
 

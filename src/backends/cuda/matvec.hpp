@@ -18,8 +18,9 @@ namespace polyinfer::cuda {
 // batches (the quantized activations of the fast path); 0 when it needs none.
 size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches);
 
-// Where the quantized activations of k x ncols values sit in scratch.
-ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols);
+// Where the quantized activations of k x ncols values sit in scratch; the
+// residual codes only when `residual` (Q8_0 weights, matvec_residual()).
+ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols, bool residual);
 
 // Where a matrix-vector product runs: `scratch` holds matvec_scratch()
 // bytes; `cache` (may be null) says whether it already holds these

@@ -23,8 +23,11 @@ bool takes_matvec(const pi_node& n) {
 
 bool matvec_quantizes(const pi_node& n) {
   const uint32_t t = n.src[0].type;
-  return takes_matvec(n) && t != kF16 &&
-         matvec_fast_path(t, n.src[0].ne, n.src[1].ne);
+  return takes_matvec(n) && t != kF16 && matvec_fast_path(t, n.src[0].ne, n.src[1].ne);
+}
+
+bool matvec_residual(const pi_node& n) {
+  return matvec_quantizes(n) && n.src[0].type == kQ8_0;
 }
 
 }  // namespace polyinfer::cuda

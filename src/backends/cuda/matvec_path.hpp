@@ -27,4 +27,7 @@ bool takes_matvec(const pi_node& n);
 // 32 (the quantized weight types; F16 dots float32 activations).
 bool matvec_quantizes(const pi_node& n);
 
+// ... with the residual codes as well (16-bit activations: Q8_0 weights).
+bool matvec_residual(const pi_node& n);
+
 }  // namespace polyinfer::cuda
