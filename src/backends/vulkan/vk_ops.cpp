@@ -181,7 +181,7 @@ bool plan_node(const pi_node& n, bool subgroup_arith, OpPlan* p, std::string* wh
     case PI_OP_RMS_NORM:
     case PI_OP_NORM:
       if (!f32_rows(s0) || !f32_rows(d) || !same_shape(s0, d)) return fail(why, "F32 rows only");
-      *p = {"norm", {}, 0, static_cast<uint64_t>(nrows(s0)), {}};
+      *p = {subgroup_arith ? "norm_subgroup" : "norm", {}, 0, static_cast<uint64_t>(nrows(s0)), {}};
       p->extra[0] = n.op == PI_OP_NORM ? 1 : 0;
       return true;
     case PI_OP_MUL_MAT:
