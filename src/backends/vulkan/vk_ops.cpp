@@ -145,9 +145,9 @@ uint64_t vec_unit(uint32_t type) {
     case 0:
       return 4;
     case 1:
-      return 8;
     case 2:
     case 8:
+      return 8;
     case 14:
       return 32;
     case 12:

@@ -1,8 +1,8 @@
 #version 450
 // MUL_MAT with 1..8 activation columns (decode): a workgroup of WG computes
 // NROWS weight rows against all NCOLS columns. The invocations stride over the
-// rows together in "units" (a whole block or a fixed group of a K-quant
-// super-block). Per unit an invocation first loads the raw words of all NROWS
+// rows together in "units" (a quarter block, a fixed group of a K-quant
+// super-block, 4 or 8 plain values). Per unit an invocation first loads the raw words of all NROWS
 // rows (so their loads are in flight together), then, one column at a time,
 // the unit's activations into registers, which every row then dots: a weight
 // byte is read once, and the activations once per workgroup, not once per row.
@@ -43,7 +43,7 @@ vec4 act4(uint c, uint k) {
 uint unit_size() {
   if (WTYPE == 0u) return 4u;                 // F32
   if (WTYPE == 1u) return 8u;                 // F16
-  if (WTYPE == 2u || WTYPE == 8u) return 32u; // Q4_0, Q8_0: one block
+  if (WTYPE == 2u || WTYPE == 8u) return 8u; // Q4_0, Q8_0: a quarter block
   if (WTYPE == 12u || WTYPE == 13u) return 64u; // Q4_K, Q5_K: two sub-blocks sharing bytes
   if (WTYPE == 14u) return 32u;               // Q6_K: 8 positions x 4 groups of a half
   return 0u;
@@ -51,6 +51,8 @@ uint unit_size() {
 // The unit's activations as vec4s: x[j] holds elements act_elem(u, j)..+3.
 uint act_vec4s() { return unit_size() / 4u; }
 uint act_elem(uint u, uint j) {
+  // Q4_0: elements 4q..4q+3 and 16+4q..16+4q+3 of block u / 4 (q = u % 4).
+  if (WTYPE == 2u) return 32u * (u / 4u) + 4u * (u % 4u) + 16u * j;
   if (WTYPE == 14u) {  // Q6_K: group g = j / 2 of half h, 8 positions from l0
     const uint k = (u / 8u) * 256u + 128u * ((u / 4u) % 2u) + 8u * (u % 4u);
     return k + 32u * (j / 2u) + 4u * (j % 2u);
@@ -65,9 +67,12 @@ struct Unit {
   vec4 s;
 };
 
-// F32: q0 = 4 floats. F16: q0 = 8 halves. Q4_0: q0 = 16 bytes of nibbles
-// (byte j: elements j and j + 16), s.x = d. Q8_0: q0, q1 = 32 signed bytes,
-// s.x = d.
+// F32: q0 = 4 floats. F16: q0 = 8 halves. Q4_0 (18 bytes: d, 16 bytes of
+// nibbles, byte j holding elements j and j + 16) and Q8_0 (34 bytes: d, 32
+// signed bytes): quarter q = u % 4 of a block, so that adjacent invocations
+// read adjacent bytes of a row (a whole block each read 18 or 34 bytes apart,
+// and the activations 128 bytes apart, many cache lines per load): Q4_0 q0.x
+// = nibble bytes 4q..4q+3, Q8_0 q0.xy = bytes 8q..8q+7; s.x = d.
 // Q4_K (144 bytes) and Q5_K (176): unit p of a super-block is sub-blocks 2p and
 // 2p + 1, whose 32 bytes of nibbles are shared (low nibble: 2p, high: 2p + 1):
 // q0, q1; Q5_K's fifth bits are bits 2p and 2p + 1 of its 32 qh bytes: q2, q3;
@@ -87,14 +92,13 @@ Unit load_unit(uint wrow, uint u) {
   if (WTYPE == 0u || WTYPE == 1u) {
     w.q0 = ld_16b(wrow + 16u * u);
   } else if (WTYPE == 2u) {
-    const uint b = wrow + 18u * u;
+    const uint b = wrow + 18u * (u / 4u);
     w.s.x = half_to_float(ld16(T_SRC0, b));
-    w.q0 = ld_16b(b + 2u);
+    w.q0.x = ld32(T_SRC0, b + 2u + 4u * (u % 4u));
   } else if (WTYPE == 8u) {
-    const uint b = wrow + 34u * u;
+    const uint b = wrow + 34u * (u / 4u);
     w.s.x = half_to_float(ld16(T_SRC0, b));
-    w.q0 = ld_16b(b + 2u);
-    w.q1 = ld_16b(b + 18u);
+    w.q0.xy = ld_8b(b + 2u + 8u * (u % 4u));
   } else if (WTYPE == 12u || WTYPE == 13u) {
     const bool q5 = WTYPE == 13u;
     const uint b = wrow + (u / 4u) * (q5 ? 176u : 144u), p = u % 4u;
@@ -128,22 +132,8 @@ float unit_dot(Unit w, uint u, vec4 x[16]) {
     halves8(w.q0, w0, w1);
     return dot(w0, x[0]) + dot(w1, x[1]);
   }
-  if (WTYPE == 2u) {
-    float s = 0.0;
-    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-      s += dot(nib_lo(w.q0[j]) - 8.0, x[j]);
-      s += dot(nib_hi(w.q0[j]) - 8.0, x[4u + j]);
-    }
-    return w.s.x * s;
-  }
-  if (WTYPE == 8u) {
-    float s = 0.0;
-    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-      s += dot(bytes_i(w.q0[j]), x[j]);
-      s += dot(bytes_i(w.q1[j]), x[4u + j]);
-    }
-    return w.s.x * s;
-  }
+  if (WTYPE == 2u) return w.s.x * (dot(nib_lo(w.q0.x) - 8.0, x[0]) + dot(nib_hi(w.q0.x) - 8.0, x[1]));
+  if (WTYPE == 8u) return w.s.x * (dot(bytes_i(w.q0.x), x[0]) + dot(bytes_i(w.q0.y), x[1]));
   if (WTYPE == 12u || WTYPE == 13u) {
     const uint p = u % 4u;
     float s0 = 0.0, s1 = 0.0, a0 = 0.0, a1 = 0.0;
