@@ -18,14 +18,18 @@ struct MatShape {
   std::string name;
   int64_t n, m;     // weight rows, activation columns
   int64_t b2, b2a;  // batch of W and of A (b2a a multiple of b2)
+  bool long_k = false;
 };
 
 // Row lengths: several blocks (an odd count of 32-blocks, two super-blocks),
-// and for plain types a length no SIMD width divides.
-int64_t k_for(GgmlType type) {
+// and for plain types a length no SIMD width divides. Long rows hold more
+// units (blocks, 8-value groups) than a decode workgroup has invocations, an
+// odd count of them, and for plain types a ragged end.
+int64_t k_for(GgmlType type, bool long_k) {
   const int64_t block = traits(type).block_size;
-  if (block == 1) return 97;
-  return block == 32 ? 5 * 32 : 2 * 256;
+  if (block == 1) return long_k ? 1029 : 97;
+  if (block == 32) return long_k ? 77 * 32 : 5 * 32;
+  return long_k ? 11 * 256 : 2 * 256;
 }
 
 struct MulMatCase {
@@ -44,7 +48,7 @@ TEST_P(MulMat, MatchesReference) {
   const auto& [type, s] = GetParam();
   const std::string name = std::string(type_name(type)) + "/" + s.name;
   Rng rng(case_seed("MUL_MAT/" + name));
-  const int64_t k = k_for(type);
+  const int64_t k = k_for(type, s.long_k);
   HostTensor w = contiguous(type, {k, s.n, s.b2, 1});
   fill_weights(w, rng);
   HostTensor a = contiguous(GgmlType::F32, {k, s.m, s.b2a, 1});
@@ -77,7 +81,12 @@ TEST_P(MulMat, MatchesReference) {
 }
 
 const MatShape kShapes[] = {
-    {"vector", 37, 1, 1, 1},          // decode: one activation column
+    {"vector", 37, 1, 1, 1},  // decode: one activation column
+    {"vector_long", 37, 1, 1, 1, true},
+    // Decode with 2, 5 and 8 columns; row counts that no rows-per-workgroup divides.
+    {"cols2", 41, 2, 1, 1},
+    {"cols5_long", 19, 5, 1, 1, true},
+    {"cols8", 23, 8, 1, 1},
     {"matrix", 67, 19, 1, 1},         // ragged against any tile size
     {"batch_broadcast", 5, 3, 2, 4},  // B2' = 2 x B2
 };

@@ -95,7 +95,7 @@ VkPipeline pi_device_s::pipeline(const polyinfer::vk::PipelineKey& key) {
     mi.pCode = code->words;
     check(vkCreateShaderModule(device, &mi, nullptr, &mod), "vkCreateShaderModule");
   }
-  VkSpecializationMapEntry entries[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
+  VkSpecializationMapEntry entries[4] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {3, 12, 4}};
   VkSpecializationInfo si{key.n_spec, entries, key.n_spec * 4u, key.spec.data()};
   VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;

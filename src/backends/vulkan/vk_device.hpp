@@ -26,7 +26,7 @@ struct Features {
 
 struct PipelineKey {
   std::string shader;
-  std::array<uint32_t, 3> spec{};
+  std::array<uint32_t, 4> spec{};
   uint32_t n_spec = 0;
   bool operator<(const PipelineKey& o) const {
     return std::tie(shader, spec, n_spec) < std::tie(o.shader, o.spec, o.n_spec);

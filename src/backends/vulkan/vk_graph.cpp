@@ -24,6 +24,7 @@ Recording::~Recording() {
   if (queries) vkDestroyQueryPool(dev->device, queries, nullptr);
   if (pool) vkDestroyDescriptorPool(dev->device, pool, nullptr);
   dev->allocator->destroy_host_buffer(params);
+  if (params_dev.block) dev->allocator->release(params_dev);
 }
 
 Recording* RecordedGraph::idle() const {
@@ -36,8 +37,9 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
   auto rec = std::make_unique<Recording>(dev);
   Recording& r = *rec;
   const uint32_t nn = std::max<uint32_t>(static_cast<uint32_t>(plan.nodes.size()), 1);
-  r.params = dev->allocator->create_host_buffer(uint64_t{nn} * kParamWords * 4,
-                                                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+  const uint64_t param_bytes = uint64_t{nn} * kParamWords * 4;
+  r.params = dev->allocator->create_host_buffer(param_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+  r.params_dev = dev->allocator->allocate(param_bytes);
   VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nn * 6};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pci.maxSets = nn;
@@ -61,12 +63,22 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
   // parameter words belong to that submission).
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   check(vkBeginCommandBuffer(r.cmd, &bi), "vkBeginCommandBuffer");
-  // Earlier submissions on the queue (uploads, other graphs) wrote what this reads.
+  // Earlier submissions on the queue (uploads, other graphs, this recording's
+  // previous run reading its parameters) touched what this reads and writes.
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
   vkCmdPipelineBarrier(r.cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                       &mb, 0, nullptr, 0, nullptr);
+  const VkBuffer pbuf = r.params_dev.block->buffer;
+  const VkBufferCopy region{0, r.params_dev.offset, param_bytes};
+  vkCmdCopyBuffer(r.cmd, r.params.buffer, pbuf, 1, &region);
+  VkMemoryBarrier pb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  pb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  pb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+  vkCmdPipelineBarrier(r.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       0, 1, &pb, 0, nullptr, 0, nullptr);
   if (dev->profile_nodes) {
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -82,7 +94,7 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
     for (int s = 0; s < 5; ++s) {
       infos[s] = {np.slots[s].buffer, np.slots[s].desc_offset, np.slots[s].range};
     }
-    VkDescriptorBufferInfo pinfo{r.params.buffer, 0, VK_WHOLE_SIZE};
+    VkDescriptorBufferInfo pinfo{pbuf, r.params_dev.offset, param_bytes};
     VkWriteDescriptorSet wr[3]{};
     for (int k = 0; k < 3; ++k) {
       wr[k].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;

@@ -23,7 +23,12 @@ struct Recording {
   pi_device dev;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkDescriptorPool pool = VK_NULL_HANDLE;
-  Allocator::HostBuffer params;  // kParamWords per node, read by the shaders
+  // kParamWords per node: written by the host (params), copied by the
+  // recording's first command into device-local memory (params_dev), which the
+  // shaders read. Read straight from host-visible memory they cost every
+  // workgroup a trip over the bus (system memory on a discrete GPU).
+  Allocator::HostBuffer params;
+  Allocation params_dev;
   // Profiling: timestamps 2i and 2i+1 around node i (reset at the buffer's start).
   VkQueryPool queries = VK_NULL_HANDLE;
   int in_flight = 0;  // submissions whose fence has not been seen signalled

@@ -17,10 +17,10 @@ constexpr uint32_t kParamWords = 80;
 constexpr uint32_t kExtraBase = 61;
 
 struct OpPlan {
-  const char* shader = nullptr;  // name in the embedded shader table
-  std::array<uint32_t, 3> spec{};
+  const char* shader = nullptr;    // name in the embedded shader table
+  std::array<uint32_t, 4> spec{};  // constant_id 0..3 of the shader
   uint32_t n_spec = 0;
-  uint64_t groups = 0;  // workgroups of 64 invocations
+  uint64_t groups = 0;  // workgroups (of 64 invocations unless a spec constant says)
   std::array<uint32_t, kParamWords - kExtraBase> extra{};
 };
 
