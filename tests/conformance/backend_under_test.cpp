@@ -54,8 +54,8 @@ BackendUnderTest::BackendUnderTest() {
   std::string reason;
   const pi_backend_vtable* vt = find_backend(name, &reason);
   if (vt == nullptr) throw Error(ErrorCode::kUnsupported, reason);
-  dev_ =
-      std::make_unique<BackendDevice>(*vt, 0, env_or("POLYINFER_CONFORMANCE_OPTIONS", "threads=4"));
+  options_ = env_or("POLYINFER_CONFORMANCE_OPTIONS", "threads=4");
+  dev_ = std::make_unique<BackendDevice>(*vt, 0, options_);
 }
 
 NodeRun BackendUnderTest::run(pi_node node, std::initializer_list<const HostTensor*> srcs,

@@ -46,9 +46,12 @@ class BackendUnderTest {
 
   // The opened device, for tests of buffers and streams beyond one node.
   BackendDevice& device() { return *dev_; }
+  // The device_open options it was opened with.
+  const std::string& options() const { return options_; }
 
  private:
   std::unique_ptr<BackendDevice> dev_;
+  std::string options_;
 };
 
 // Test fixture base: opens the backend in SetUp, failing the test with the

@@ -56,6 +56,17 @@ __device__ __forceinline__ uint16_t f32_to_bf16_bits(float f) {
   return static_cast<uint16_t>((u + (0x7fffu + ((u >> 16) & 1u))) >> 16);
 }
 
+// Element i of an F32, F16 or BF16 row set to v (rounded to nearest even).
+__device__ __forceinline__ void store_float_as(uint32_t type, uint8_t* row, int64_t i, float v) {
+  if (type == kF32) {
+    reinterpret_cast<float*>(row)[i] = v;
+  } else if (type == kF16) {
+    reinterpret_cast<uint16_t*>(row)[i] = __half_as_ushort(__float2half_rn(v));
+  } else {
+    reinterpret_cast<uint16_t*>(row)[i] = f32_to_bf16_bits(v);
+  }
+}
+
 __device__ __forceinline__ float warp_sum(float x) {
   for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
   return x;

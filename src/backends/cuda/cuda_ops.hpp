@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "backends/cuda/tensor_rules.hpp"
 #include "polyinfer/backend/abi.h"
 
 namespace polyinfer::cuda {
@@ -39,27 +40,5 @@ struct OpImpl {
 
 extern const OpImpl kOpGetRows, kOpRmsNorm, kOpNorm, kOpMulMat, kOpAdd, kOpMul, kOpScale, kOpRope,
     kOpSoftMax, kOpFlashAttn, kOpSilu, kOpGelu, kOpSwiglu, kOpCpy, kOpArgmax;
-
-// Shared shape predicates (cuda_ops.cpp).
-bool is_f32_rows(const pi_tensor& t);
-bool same_shape(const pi_tensor& a, const pi_tensor& b);
-bool present(const pi_tensor& t);
-int64_t nrows(const pi_tensor& t);
-size_t no_scratch(const pi_node& n);
-// Block length and bytes per block of a weight type; {0, 0} for a type the
-// backend cannot decode.
-struct TypeSize {
-  int block;
-  int bytes;
-};
-TypeSize type_size(uint32_t type);
-// Bytes that every row start of a tensor of this type is aligned to: the
-// kernels read block fields with 2-byte (F16 scale) or 4-byte loads.
-int type_alignment(uint32_t type);
-bool rows_aligned(const pi_tensor& t);
-
-// Grid size for n items of `per_block` threads each, capped to what a 1-D
-// grid allows (the kernels loop over the rest).
-unsigned grid_for(int64_t n, int per_block);
 
 }  // namespace polyinfer::cuda

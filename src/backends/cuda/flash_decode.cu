@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "backends/cuda/flash_decode.hpp"
 
 namespace polyinfer::cuda {
@@ -147,23 +149,152 @@ __global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16,
   }
 }
 
+// ---- short KV: a block per (query head, 64 positions) ----------------------
+//
+// For n_kv <= kShortKv the kernel above leaves the GPU nearly idle: a decode
+// step at n_kv <= 32 is 8 blocks (one per KV head) that each walk a chain of
+// dependent loads and four barriers (9-11 us on the H200). Here a block of
+// 8 warps takes one query head and up to 64 positions (32 for D = 256), so
+// 32 query heads are 32 blocks and n_kv <= 64 needs no merge. A warp takes
+// P positions: lane e < P reads position e's mask, a ballot says which are
+// live, then every lane loads its D/32 dimensions of the live K and V rows at
+// once (masked and absent rows are not read): two memory round trips in all.
+// Each warp keeps its own max and sum; one barrier merges the warps. K/V rows
+// are read once per query head (from L2 for the group's other heads), which
+// the long-context kernel above avoids.
+constexpr int kShortWarps = 8;
+constexpr int64_t kShortKv = 256;
+
+// Positions per warp: the K and V values a lane holds stay at 64 floats.
+__host__ __device__ constexpr int short_positions(int64_t head_dim) {
+  return head_dim == 256 ? 4 : 8;
+}
+
+// E values of a K/V row from d0 on, as float32; `vec`: the row start is
+// aligned to 2E bytes (F16 in one load).
+template <int E>
+__device__ __forceinline__ void load_kv(uint32_t type, const uint8_t* row, int d0, bool vec,
+                                        float out[E]) {
+  if (type == kF16 && vec) {
+    const uint8_t* at = row + 2 * d0;
+    if constexpr (E == 8) {
+      f16x8_to_f32(at, out);
+    } else if constexpr (E == 4) {
+      const uint2 u = *reinterpret_cast<const uint2*>(at);
+      const float2 f0 = __half22float2(*reinterpret_cast<const __half2*>(&u.x));
+      const float2 f1 = __half22float2(*reinterpret_cast<const __half2*>(&u.y));
+      out[0] = f0.x;
+      out[1] = f0.y;
+      out[2] = f1.x;
+      out[3] = f1.y;
+    } else if constexpr (E == 2) {
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(at));
+      out[0] = f.x;
+      out[1] = f.y;
+    } else {
+      out[0] = f16_bits_to_f32(*reinterpret_cast<const uint16_t*>(at));
+    }
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < E; ++e) out[e] = kv_elem(type, row, d0 + e);
+}
+
+// (At least one block per multiprocessor: without that bound ptxas spilled
+// 16 bytes for D = 128 at 80 registers.)
+template <int D>
+__global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(FaArgs p, bool k_vec,
+                                                                              bool v_vec) {
+  constexpr int E = D / 32, P = short_positions(D);
+  __shared__ float sm[kShortWarps], sl[kShortWarps];
+  __shared__ float so[kShortWarps][D];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t h = blockIdx.x, hk = h / p.group, n_kv = p.k.ne[1];
+  const int64_t j0 = static_cast<int64_t>(blockIdx.y) * (kShortWarps * P) + warp * P;
+
+  const float* qrow = reinterpret_cast<const float*>(row_at(p.q, 0, h, 0));
+  float q[E];
+#pragma unroll
+  for (int e = 0; e < E; ++e) q[e] = qrow[lane * E + e];
+  // Lane e < P: position j0 + e's mask, −inf when masked or absent.
+  float mv = -INFINITY;
+  if (lane < P && j0 + lane < n_kv)
+    mv = p.mask.data ? reinterpret_cast<const float*>(p.mask.data)[j0 + lane] : 0.0f;
+  const unsigned live = __ballot_sync(0xffffffffu, mv != -INFINITY);
+
+  const uint8_t* kbase = p.k.data + hk * p.k.nb[2] + j0 * p.k.nb[1];
+  const uint8_t* vbase = p.v.data + hk * p.v.nb[2] + j0 * p.v.nb[1];
+  float kr[P][E], vr[P][E];
+#pragma unroll
+  for (int i = 0; i < P; ++i) {
+    if (live >> i & 1u) {  // uniform across the warp
+      load_kv<E>(p.kt, kbase + i * p.k.nb[1], lane * E, k_vec, kr[i]);
+      load_kv<E>(p.vt, vbase + i * p.v.nb[1], lane * E, v_vec, vr[i]);
+    } else {
+#pragma unroll
+      for (int e = 0; e < E; ++e) kr[i][e] = vr[i][e] = 0.0f;
+    }
+  }
+  float s[P], mx = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < P; ++i) {
+    float dot = 0.0f;
+#pragma unroll
+    for (int e = 0; e < E; ++e) dot += q[e] * kr[i][e];
+    dot = warp_sum(dot);
+    const float mi = __shfl_sync(0xffffffffu, mv, i);
+    s[i] = live >> i & 1u ? dot * p.scale + mi : -INFINITY;
+    mx = fmaxf(mx, s[i]);
+  }
+  // No live position: mx = −inf, and l and acc stay 0 (no exp of −inf − −inf).
+  float l = 0.0f, acc[E] = {};
+#pragma unroll
+  for (int i = 0; i < P; ++i) {
+    const float pr = live >> i & 1u ? expf(s[i] - mx) : 0.0f;
+    l += pr;
+#pragma unroll
+    for (int e = 0; e < E; ++e) acc[e] += pr * vr[i][e];
+  }
+  if (lane == 0) {
+    sm[warp] = mx;
+    sl[warp] = l;
+  }
+#pragma unroll
+  for (int e = 0; e < E; ++e) so[warp][lane * E + e] = acc[e];
+  __syncthreads();
+  const int d = threadIdx.x;  // D <= 256 = the block
+  if (d >= D) return;
+  float m_all = -INFINITY;
+#pragma unroll
+  for (int w = 0; w < kShortWarps; ++w) m_all = fmaxf(m_all, sm[w]);
+  float l_all = 0.0f, o = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kShortWarps; ++w) {
+    if (sm[w] != -INFINITY) {
+      const float c = expf(sm[w] - m_all);
+      l_all += sl[w] * c;
+      o += so[w][d] * c;
+    }
+  }
+  if (gridDim.y == 1) {
+    reinterpret_cast<float*>(row_at(p.o, h, 0, 0))[d] = l_all > 0.0f ? o / l_all : 0.0f;
+    return;
+  }
+  float* part = p.partial + (h * gridDim.y + blockIdx.y) * (D + 2);
+  part[2 + d] = o;
+  if (d == 0) {
+    part[0] = m_all;
+    part[1] = l_all;
+  }
+}
+
 bool aligned(const View& v, int bytes) {
   return reinterpret_cast<uintptr_t>(v.data) % bytes == 0 && v.nb[1] % bytes == 0 &&
          v.nb[2] % bytes == 0;
 }
 
-}  // namespace
-
-bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim) {
-  return tokens == 1 && group >= 1 && group <= kMaxGroup &&
-         (head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256);
-}
-
-int flash_decode_splits(int64_t n_kv) {
-  return static_cast<int>((n_kv + kChunk - 1) / kChunk);
-}
-
-void launch_flash_decode(const FaArgs& p, cudaStream_t stream) {
+// The GQA kernel above, a block per (KV head, 32 positions).
+void launch_long(const FaArgs& p, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.k.ne[2]), static_cast<unsigned>(p.nsplit));
   const bool k16 = aligned(p.k, 16), v4 = aligned(p.v, 4);
   switch (p.q.ne[0]) {
@@ -180,9 +311,44 @@ void launch_flash_decode(const FaArgs& p, cudaStream_t stream) {
       fa_decode_kernel<256><<<grid, kThreads, 0, stream>>>(p, k16, v4);
       break;
   }
-  if (p.nsplit > 1) {
-    fa_merge<<<static_cast<unsigned>(p.q.ne[2]), 64, 0, stream>>>(p);
+}
+
+}  // namespace
+
+bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim) {
+  return tokens == 1 && group >= 1 && group <= kMaxGroup &&
+         (head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256);
+}
+
+int flash_decode_splits(int64_t n_kv, int64_t head_dim) {
+  const int64_t chunk = n_kv <= kShortKv ? kShortWarps * short_positions(head_dim) : kChunk;
+  return static_cast<int>(std::max<int64_t>(1, (n_kv + chunk - 1) / chunk));
+}
+
+void launch_flash_decode(const FaArgs& p, cudaStream_t stream) {
+  if (p.k.ne[1] <= kShortKv) {
+    const dim3 grid(static_cast<unsigned>(p.q.ne[2]), static_cast<unsigned>(p.nsplit));
+    // F16 rows load in one piece when aligned to a lane's D/32 values.
+    const int bytes = static_cast<int>(p.q.ne[0] / 16);
+    const bool k_vec = aligned(p.k, bytes), v_vec = aligned(p.v, bytes);
+    switch (p.q.ne[0]) {
+      case 32:
+        fa_decode_short_kernel<32><<<grid, kShortWarps * 32, 0, stream>>>(p, k_vec, v_vec);
+        break;
+      case 64:
+        fa_decode_short_kernel<64><<<grid, kShortWarps * 32, 0, stream>>>(p, k_vec, v_vec);
+        break;
+      case 128:
+        fa_decode_short_kernel<128><<<grid, kShortWarps * 32, 0, stream>>>(p, k_vec, v_vec);
+        break;
+      default:
+        fa_decode_short_kernel<256><<<grid, kShortWarps * 32, 0, stream>>>(p, k_vec, v_vec);
+        break;
+    }
+  } else {
+    launch_long(p, stream);
   }
+  if (p.nsplit > 1) fa_merge<<<static_cast<unsigned>(p.q.ne[2]), 64, 0, stream>>>(p);
 }
 
 }  // namespace polyinfer::cuda

@@ -1,28 +1,21 @@
 // The fused producers of a matrix-vector product's activations (fusion.hpp):
-// [ADD,] RMS_NORM, MUL(norm, w) in one block per row, and SWIGLU, each able
-// to write its output as 8-bit blocks for the quantized product that follows
-// (act_quant.cuh), which then skips its quantize kernel. Every node's dst is
+// [ADD,] RMS_NORM, MUL(norm, w) (a few rows: norm_split.hpp; more: one block
+// per row), and SWIGLU, each able to write its output as 8-bit blocks for the
+// quantized product that follows (act_quant.cuh), which then skips its
+// quantize kernel. Every node's dst is
 // written, so later readers of an intermediate see what the unfused ops give.
 #include "backends/cuda/act_quant.cuh"
 #include "backends/cuda/act_quant_cache.hpp"
 #include "backends/cuda/activations.cuh"
 #include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/matvec.hpp"
+#include "backends/cuda/norm_split.hpp"
 
 namespace polyinfer::cuda {
 namespace {
 
 // As ops_norm.cu: a few rows (decode) get 1,024 threads each.
 constexpr int kThreads = 256, kThreadsFewRows = 1024, kFewRows = 64;
-
-struct NormMulArgs {
-  View a, b;       // ADD's sources; b.data == nullptr: no ADD, a is the norm input
-  View sum;        // ADD's dst
-  View norm, out;  // RMS_NORM's and MUL's dst
-  const float* w;  // MUL's weight row
-  float eps;
-  ActQuantPtrs q;  // q.aq == nullptr: no quantized copy
-};
 
 // Values a thread keeps in registers between the two passes: a row of up to
 // kMaxPer x 1,024 values. Its loads are all issued before the first use, so a
@@ -31,7 +24,7 @@ struct NormMulArgs {
 constexpr int kMaxPer = 8;
 static_assert(kMaxPer * kThreadsFewRows == kMaxFusedNormRow);
 
-__global__ __launch_bounds__(kThreadsFewRows) void norm_mul_kernel(NormMulArgs p) {
+__global__ __launch_bounds__(kThreadsFewRows) void norm_mul_kernel(NormArgs p) {
   __shared__ float tmp[32];
   const int64_t rows = p.a.ne[1] * p.a.ne[2] * p.a.ne[3], k = p.a.ne[0];
   const bool add = p.b.data != nullptr;
@@ -47,7 +40,7 @@ __global__ __launch_bounds__(kThreadsFewRows) void norm_mul_kernel(NormMulArgs p
       const int64_t i = threadIdx.x + static_cast<int64_t>(j) * stride;
       if (i < k) {
         v[j] = add ? x[i] + y[i] : x[i];
-        w[j] = p.w[i];
+        w[j] = reinterpret_cast<const float*>(p.w.data)[i];
       }
     }
 #pragma unroll
@@ -100,7 +93,7 @@ const char* launch_norm_mul(const UnitContext& c) {
   const bool add = c.count == 3;
   const NodeViews& nv = c.views[add ? 1 : 0];
   const NodeViews& mv = c.views[add ? 2 : 1];
-  NormMulArgs p{};
+  NormArgs p{};
   p.a = add ? c.views[0].src[0] : nv.src[0];
   if (add) {
     p.b = c.views[0].src[1];
@@ -108,10 +101,14 @@ const char* launch_norm_mul(const UnitContext& c) {
   }
   p.norm = nv.dst;
   p.out = mv.dst;
-  p.w = reinterpret_cast<const float*>(mv.src[1].data);
+  p.w = mv.src[1];
   p.eps = c.nodes[add ? 1 : 0].f[0];
   const int64_t k = p.a.ne[0], rows = p.a.ne[1] * p.a.ne[2] * p.a.ne[3];
   if (c.quantize_next) p.q = quantized_copy(c, p.out, k, rows);
+  if (norm_split_fits(p, rows)) {
+    launch_norm_split(p, rows, c.stream);
+    return nullptr;
+  }
   // Rows above kMaxPer x kThreads values need the larger block to stay in registers.
   const int threads = rows < kFewRows || k > kMaxPer * kThreads ? kThreadsFewRows : kThreads;
   norm_mul_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), threads, 0, c.stream>>>(p);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/fusion.hpp"
 #include "backends/cuda/view.hpp"
 #include "polyinfer/backend/abi.h"
 
@@ -32,9 +33,6 @@ struct UnitContext {
   ActQuantCache* act_cache;
 };
 
-// Longest row the fused RMS_NORM keeps in registers (8 values x 1,024 threads).
-constexpr int64_t kMaxFusedNormRow = 8192;
-
 // [ADD,] RMS_NORM, MUL(norm, w): one block per row writes every node's dst.
 const char* launch_norm_mul(const UnitContext& c);
 // SWIGLU whose output is quantized for the next MUL_MAT (quantize_next).
@@ -45,5 +43,7 @@ const char* launch_mul_mat_group(const UnitContext& c);
 const char* launch_rope_pair(const UnitContext& c);
 // Two CPYs of the same source and destination types.
 const char* launch_cpy_pair(const UnitContext& c);
+// ROPE(Q), ROPE(K), CPY(K), CPY(V) of one token in one block (fusion.hpp's kRopeKv).
+const char* launch_rope_kv(const UnitContext& c);
 
 }  // namespace polyinfer::cuda

@@ -2,17 +2,20 @@
 
 #include <cstring>
 
-#include "backends/cuda/cuda_device.hpp"
-#include "backends/cuda/cuda_ops.hpp"
-#include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/matvec_path.hpp"
+#include "backends/cuda/tensor_rules.hpp"
 
 namespace polyinfer::cuda {
 namespace {
 
-// By device address, as the graph cache's keys: the plan is a function of them.
-const uint8_t* address(const pi_tensor& t) {
-  return t.buffer ? t.buffer->ptr : nullptr;
+// GGUF type ids (cuda_common.cuh has them for device code).
+constexpr uint32_t kF32 = 0, kF16 = 1, kBF16 = 30;
+
+// A tensor's allocation. Buffers are whole cudaMalloc allocations (no wrapped
+// host memory), so within one graph two handles are equal exactly when their
+// device addresses are: the plan is a function of the graph cache's keys.
+const void* address(const pi_tensor& t) {
+  return t.buffer;
 }
 
 bool same_tensor(const pi_tensor& a, const pi_tensor& b) {
@@ -96,6 +99,56 @@ bool rope_pair_at(const pi_graph& g, uint32_t i) {
          independent(a, b);
 }
 
+// Whether a later node of a unit would read what an earlier one writes.
+bool reads_output(const pi_node& later, const pi_node& earlier) {
+  for (int j = 0; j < PI_MAX_SRC; ++j) {
+    if (overlap(later.src[j], earlier.dst)) return true;
+  }
+  return false;
+}
+
+bool kv_cache_type(uint32_t t) {
+  return t == kF32 || t == kF16 || t == kBF16;
+}
+
+// One token's values that the ROPE+KV block holds: even rows (pairs), at most `most`.
+bool one_token(const pi_tensor& t, int64_t most) {
+  return t.ne[2] == 1 && t.ne[3] == 1 && t.ne[0] % 2 == 0 && t.ne[0] * t.ne[1] <= most;
+}
+
+// ROPE(Q), ROPE(K), CPY(K's rope -> cache), CPY(V -> cache) at i, one token.
+// The kernel reads every input before a block barrier and writes after it, so
+// an output over an input of another node is safe (the memory plan puts
+// llama's ROPE K output over Q, which dies at ROPE Q); an output that a later
+// node reads (other than the roped K, passed in registers) or two outputs
+// sharing bytes are not.
+bool rope_kv_at(const pi_graph& g, uint32_t i) {
+  if (i + 3 >= g.n_nodes) return false;
+  const pi_node &rq = g.nodes[i], &rk = g.nodes[i + 1], &ck = g.nodes[i + 2], &cv = g.nodes[i + 3];
+  if (rq.op != PI_OP_ROPE || rk.op != PI_OP_ROPE || ck.op != PI_OP_CPY || cv.op != PI_OP_CPY)
+    return false;
+  if (!same_tensor(rq.src[1], rk.src[1]) || !same_tensor(rq.src[2], rk.src[2]) ||
+      std::memcmp(rq.i, rk.i, sizeof rq.i) != 0 || std::memcmp(rq.f, rk.f, sizeof rq.f) != 0 ||
+      rq.src[0].ne[0] != rk.src[0].ne[0] || rq.src[0].ne[0] > kMaxRopeKvHead) {
+    return false;
+  }
+  if (!one_token(rq.src[0], kMaxRopeKvQ) || !one_token(rk.src[0], kMaxRopeKvKv) ||
+      !one_token(cv.src[0], kMaxRopeKvKv) || !is_f32_rows(cv.src[0]) ||
+      !same_tensor(ck.src[0], rk.dst) || !kv_cache_type(ck.dst.type) ||
+      !kv_cache_type(cv.dst.type)) {
+    return false;
+  }
+  if (reads_output(rk, rq) || reads_output(cv, rq) || reads_output(cv, rk) || reads_output(cv, ck))
+    return false;
+  const pi_node* n[] = {&rq, &rk, &ck, &cv};
+  for (int a = 0; a < 4; ++a) {
+    for (int b = a + 1; b < 4; ++b) {
+      if (overlap(n[a]->dst, n[b]->dst)) return false;
+    }
+  }
+  return true;
+}
+
 bool cpy_pair_at(const pi_graph& g, uint32_t i) {
   if (i + 1 >= g.n_nodes) return false;
   const pi_node &a = g.nodes[i], &b = g.nodes[i + 1];
@@ -113,6 +166,7 @@ bool quantized_by_next(const pi_graph& g, uint32_t next, const pi_tensor& out) {
 Unit unit_at(const pi_graph& g, uint32_t i) {
   if (add_norm_mul_at(g, i)) return {i, 3, UnitKind::kAddNormMul};
   if (norm_mul_at(g, i)) return {i, 2, UnitKind::kNormMul};
+  if (rope_kv_at(g, i)) return {i, 4, UnitKind::kRopeKv};
   if (rope_pair_at(g, i)) return {i, 2, UnitKind::kRopePair};
   if (cpy_pair_at(g, i)) return {i, 2, UnitKind::kCpyPair};
   if (const uint32_t n = matvec_group_at(g, i); n > 1) return {i, n, UnitKind::kMatvecGroup};

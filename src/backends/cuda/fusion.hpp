@@ -1,7 +1,8 @@
 // Which consecutive nodes of a graph the CUDA backend launches as one unit
 // (fewer kernels per decode step: each launch costs 2-3 us on the H200 even
-// when it moves a few KB). Pure host-side planning over the node list; the
-// fused kernels are in ops_fused.cu.
+// when it moves a few KB). Pure host-side planning over the node list (no
+// CUDA header: tests/unit/test_cuda_fusion.cpp builds it without the
+// toolkit); the launches are declared in fused_ops.hpp.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,17 @@ enum class UnitKind : uint8_t {
   kMatvecGroup,  // 2-3 MUL_MATs over the same activations: one matrix-vector launch
   kRopePair,     // two ROPEs with the same positions and parameters (Q and K)
   kCpyPair,      // two CPYs of the same types (the K and V cache writes)
+  kRopeKv,       // ROPE(Q), ROPE(K), CPY(K -> cache), CPY(V -> cache) of one token
 };
+
+// Most nodes in one unit.
+constexpr uint32_t kMaxUnitNodes = 4;
+// Longest row the fused RMS_NORM takes.
+constexpr int64_t kMaxFusedNormRow = 8192;
+// Most values of Q, and of K and of V each, that the ROPE+KV unit's single
+// block holds in registers (4 and 1 pairs per thread of 1,024), and its
+// longest head (its rotation table is in shared memory).
+constexpr int64_t kMaxRopeKvQ = 8192, kMaxRopeKvKv = 2048, kMaxRopeKvHead = 512;
 
 struct Unit {
   uint32_t first = 0;  // index of the unit's first node

@@ -93,6 +93,8 @@ const char* unit_name(UnitKind k) {
       return "fused ROPE pair";
     case UnitKind::kCpyPair:
       return "fused CPY pair";
+    case UnitKind::kRopeKv:
+      return "fused ROPE+KV cache write";
     default:
       return "fused SWIGLU+quantize";
   }
@@ -109,6 +111,8 @@ const char* launch_fused(const Unit& u, const UnitContext& c) {
       return launch_rope_pair(c);
     case UnitKind::kCpyPair:
       return launch_cpy_pair(c);
+    case UnitKind::kRopeKv:
+      return launch_rope_kv(c);
     default:
       return launch_swiglu_quant(c);
   }
@@ -117,7 +121,8 @@ const char* launch_fused(const Unit& u, const UnitContext& c) {
 // A fused unit's nodes in one launch.
 std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u,
                               ActQuantCache& act_cache) {
-  NodeViews views[kMaxGroupMats];
+  static_assert(kMaxUnitNodes >= kMaxGroupMats);
+  NodeViews views[kMaxUnitNodes];
   for (uint32_t k = 0; k < u.count; ++k) {
     const pi_node& n = g.nodes[u.first + k];
     for (int j = 0; j < PI_MAX_SRC; ++j) views[k].src[j] = view_of(n.src[j]);

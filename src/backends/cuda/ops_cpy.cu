@@ -47,14 +47,7 @@ __device__ __forceinline__ void cpy_row(const View& s, uint32_t st, const View& 
     return;
   }
   for (int64_t i = threadIdx.x; i < s.ne[0]; i += blockDim.x) {
-    const float v = load_elem(st, in, i);
-    if (dt == kF32) {
-      reinterpret_cast<float*>(out)[i] = v;
-    } else if (dt == kF16) {
-      reinterpret_cast<uint16_t*>(out)[i] = __half_as_ushort(__float2half_rn(v));
-    } else {
-      reinterpret_cast<uint16_t*>(out)[i] = f32_to_bf16_bits(v);
-    }
+    store_float_as(dt, out, i, load_elem(st, in, i));
   }
 }
 

@@ -1,13 +1,16 @@
-// RMS_NORM and NORM: one block per row, the row read from global memory once
-// per pass (a second and third pass hit L1/L2: rows are a few KB).
+// RMS_NORM and NORM: a few rows (decode) spread over many blocks each
+// (norm_split.hpp); otherwise one block per row, the row read from global
+// memory once per pass (a second and third pass hit L1/L2: rows are a few KB).
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/norm_split.hpp"
 
 namespace polyinfer::cuda {
 namespace {
 
-// A few rows (decode) get a block of 1,024 threads each, so a 4,096-value
-// row is 4 loads per thread, not 16; many rows (prefill) fill the GPU anyway.
+// A few rows that the split kernel does not take get a block of 1,024
+// threads each, so a 4,096-value row is 4 loads per thread, not 16; many rows
+// (prefill) fill the GPU anyway.
 constexpr int kThreads = 256, kThreadsFewRows = 1024, kFewRows = 64;
 
 __global__ void norm_kernel(View x, View y, float eps, bool rms) {
@@ -39,6 +42,15 @@ bool supports_norm(const pi_node& n) {
 
 const char* launch_norm(const LaunchContext& c, bool rms) {
   const int64_t rows = nrows(c.node.src[0]);
+  NormArgs p{};
+  p.a = c.src[0];
+  p.norm = c.dst;
+  p.eps = c.node.f[0];
+  p.center = !rms;
+  if (norm_split_fits(p, rows)) {
+    launch_norm_split(p, rows, c.stream);
+    return nullptr;
+  }
   const int threads = rows < kFewRows ? kThreadsFewRows : kThreads;
   norm_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), threads, 0, c.stream>>>(
       c.src[0], c.dst, c.node.f[0], rms);

@@ -1,23 +1,14 @@
 // ROPE (normal and NeoX, YaRN, frequency factors): one block per (head,
-// token) row. θ is computed in double from the position and the exponent
-// (correctly rounded to float), so its error does not grow with the
-// frequency index as the CPU's repeated products do; the YaRN ramp ends are
-// computed on the host in float exactly as the CPU backend does.
+// token) row; the rotation itself is rope.cuh's.
 #include <algorithm>
 #include <cmath>
 
-#include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
 #include "backends/cuda/fused_ops.hpp"
+#include "backends/cuda/rope.cuh"
 
 namespace polyinfer::cuda {
 namespace {
-
-struct RopeArgs {
-  int mode, n_rot;
-  float freq_scale, ext_factor, attn_factor, low, high;
-  double log2_base;
-};
 
 // Head h of token t.
 __device__ __forceinline__ void rope_row(const View& x, const View& pos, const View& ff,
@@ -25,28 +16,13 @@ __device__ __forceinline__ void rope_row(const View& x, const View& pos, const V
   const float* in = reinterpret_cast<const float*>(row_at(x, h, t, 0));
   float* out = reinterpret_cast<float*>(row_at(y, h, t, 0));
   const int32_t position = reinterpret_cast<const int32_t*>(pos.data)[t];
-  const int half = p.n_rot / 2;
-  for (int i = threadIdx.x; i < half; i += blockDim.x) {
-    const double base_theta = position * exp2(-2.0 * i / p.n_rot * p.log2_base);
-    float extrap = static_cast<float>(base_theta);
-    if (ff.data) extrap /= reinterpret_cast<const float*>(ff.data)[i];
-    float theta = p.freq_scale * extrap;
-    float mscale = p.attn_factor;
-    if (p.ext_factor != 0.0f) {
-      const float ramp = (static_cast<float>(i) - p.low) / fmaxf(0.001f, p.high - p.low);
-      const float mix = (1.0f - fminf(1.0f, fmaxf(0.0f, ramp))) * p.ext_factor;
-      theta = theta * (1.0f - mix) + extrap * mix;
-      mscale *= 1.0f + 0.1f * logf(1.0f / p.freq_scale);
-    }
-    float s, c;
-    sincosf(theta, &s, &c);
-    c *= mscale;
-    s *= mscale;
-    const int a = p.mode == 2 ? i : 2 * i;
-    const int b = p.mode == 2 ? i + half : 2 * i + 1;
-    const float x0 = in[a], x1 = in[b];
-    out[a] = x0 * c - x1 * s;
-    out[b] = x0 * s + x1 * c;
+  const float* factors = reinterpret_cast<const float*>(ff.data);
+  for (int i = threadIdx.x; i < p.n_rot / 2; i += blockDim.x) {
+    const float2 cs = rope_cos_sin(p, position, factors, i);
+    const int2 ab = rope_pair(p, i);
+    const float x0 = in[ab.x], x1 = in[ab.y];
+    out[ab.x] = x0 * cs.x - x1 * cs.y;
+    out[ab.y] = x0 * cs.y + x1 * cs.x;
   }
   for (int64_t i = p.n_rot + threadIdx.x; i < x.ne[0]; i += blockDim.x) out[i] = in[i];
 }
@@ -81,6 +57,16 @@ float corr_dim(int n_rot, int n_ctx_orig, float base, float rotations) {
          (2 * std::log(base));
 }
 
+const char* launch_rope(const LaunchContext& c) {
+  const RopeArgs p = rope_args(c.node);
+  const pi_node& n = c.node;
+  const dim3 grid(static_cast<unsigned>(n.src[0].ne[1]), static_cast<unsigned>(n.src[0].ne[2]));
+  rope_kernel<<<grid, 64, 0, c.stream>>>(c.src[0], c.src[1], c.src[2], c.dst, p);
+  return nullptr;
+}
+
+}  // namespace
+
 RopeArgs rope_args(const pi_node& n) {
   RopeArgs p{n.i[0], n.i[1], n.f[1], n.f[2],
              n.f[3], 0.0f,   0.0f,   std::log2(static_cast<double>(n.f[0]))};
@@ -91,16 +77,6 @@ RopeArgs rope_args(const pi_node& n) {
   }
   return p;
 }
-
-const char* launch_rope(const LaunchContext& c) {
-  const RopeArgs p = rope_args(c.node);
-  const pi_node& n = c.node;
-  const dim3 grid(static_cast<unsigned>(n.src[0].ne[1]), static_cast<unsigned>(n.src[0].ne[2]));
-  rope_kernel<<<grid, 64, 0, c.stream>>>(c.src[0], c.src[1], c.src[2], c.dst, p);
-  return nullptr;
-}
-
-}  // namespace
 
 const OpImpl kOpRope{supports_rope, no_scratch, launch_rope};
 

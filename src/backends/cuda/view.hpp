@@ -13,4 +13,19 @@ struct View {
   int64_t nb[4];
 };
 
+// Whether two views may share bytes (bounds from the strides; the last
+// element counted as 4 bytes when nb[0] is smaller, as for block types).
+inline bool views_overlap(const View& a, const View& b) {
+  if (a.data == nullptr || b.data == nullptr) return false;
+  const auto range = [](const View& v, uintptr_t* lo, uintptr_t* hi) {
+    *lo = reinterpret_cast<uintptr_t>(v.data);
+    *hi = *lo + static_cast<uintptr_t>(v.nb[0] > 4 ? v.nb[0] : 4);
+    for (int d = 0; d < 4; ++d) *hi += static_cast<uintptr_t>((v.ne[d] - 1) * v.nb[d]);
+  };
+  uintptr_t a0, a1, b0, b1;
+  range(a, &a0, &a1);
+  range(b, &b0, &b1);
+  return a0 < b1 && b0 < a1;
+}
+
 }  // namespace polyinfer::cuda

@@ -1,5 +1,5 @@
 // Shape predicates and type tables shared by the op implementations.
-#include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/tensor_rules.hpp"
 
 #include <algorithm>
 

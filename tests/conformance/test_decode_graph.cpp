@@ -1,0 +1,258 @@
+// One llama decode step's attention and feed-forward nodes as one graph, the
+// way a model submits them (ADD, RMS_NORM, MUL, MUL_MAT x3, ROPE x2, CPY x2
+// into the KV cache, FLASH_ATTN, SWIGLU, MUL_MAT), so that a backend that
+// fuses consecutive nodes runs its fused units here without a model. ROPE K's
+// output lies over Q's bytes, which die at ROPE Q, as the memory plan puts
+// them. Every node's output (its final bytes: later nodes may overwrite an
+// intermediate) is compared
+//   * with the same backend opened with `fusion=0` (unfused launches; backends
+//     without fusion ignore the key): F16 weights give the same float32 math
+//     both ways, so 1e-5 of the tensor's largest magnitude; Q4_0 weights
+//     quantize the activations to 8 bits in the fused norm or SWIGLU kernel
+//     and in the product's own kernel, where one rounding may land on the
+//     other side of a code (1/127 of a block's largest value), so 1e-2 after
+//     the first product;
+//   * with the CPU backend, loosely (its F16/Q8 activation rounding differs):
+//     5e-2 of the largest magnitude, which still catches a misplaced, missing
+//     or unwritten (NaN-poisoned) value.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "backend_under_test.hpp"
+#include "polyinfer/fp16.hpp"
+#include "random_data.hpp"
+
+namespace polyinfer::conformance {
+namespace {
+
+constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2, kKv = kD * kKvHeads;
+constexpr uint64_t kSlot = 4 * kEmbd;  // bytes per intermediate in the arena
+
+// Intermediates' slots in the arena; ROPE K writes over Q (slot kQ).
+enum Slot : int { kSum, kNorm, kXn, kQ, kK, kV, kRq, kO, kSw, kY, kSlots };
+
+struct Inputs {
+  HostTensor x, res, wn, wq, wk, wv, wd, kc, vc, mask, pos;
+};
+
+Inputs make_inputs(GgmlType wtype, int64_t n_kv, Rng& rng) {
+  Inputs in{contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
+            contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
+            contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
+            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
+            contiguous(wtype, {kEmbd, kKv, 1, 1}),
+            contiguous(wtype, {kEmbd, kKv, 1, 1}),
+            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
+            contiguous(GgmlType::F16, {kD, kKvHeads, n_kv, 1}),
+            contiguous(GgmlType::F16, {kD, kKvHeads, n_kv, 1}),
+            contiguous(GgmlType::F32, {n_kv, 1, 1, 1}),
+            contiguous(GgmlType::I32, {1, 1, 1, 1})};
+  for (HostTensor* t : {&in.x, &in.res, &in.wn, &in.kc, &in.vc}) fill_normal(*t, rng);
+  for (HostTensor* t : {&in.wq, &in.wk, &in.wv, &in.wd}) fill_weights(*t, rng);
+  // Some earlier positions masked; the new token's own position never.
+  for (int64_t j = 0; j < n_kv; ++j) in.mask.f32(j) = j % 7 == 3 && j + 1 < n_kv ? -INFINITY : 0.0f;
+  in.pos.i32(0) = static_cast<int32_t>(n_kv - 1);
+  return in;
+}
+
+pi_tensor f32_at(const DeviceBuffer& arena, int slot, std::initializer_list<int64_t> ne) {
+  pi_tensor t{};
+  t.type = 0;
+  std::fill(t.ne, t.ne + 4, 1);
+  std::copy(ne.begin(), ne.end(), t.ne);
+  t.nb[0] = 4;
+  for (int d = 1; d < 4; ++d) t.nb[d] = t.nb[d - 1] * static_cast<uint64_t>(t.ne[d - 1]);
+  t.buffer = arena.handle();
+  t.offset = static_cast<uint64_t>(slot) * kSlot;
+  return t;
+}
+
+pi_tensor bound(const HostTensor& h, const DeviceBuffer& b) {
+  pi_tensor t{};
+  t.type = static_cast<uint32_t>(h.type);
+  std::copy(h.ne.begin(), h.ne.end(), t.ne);
+  std::copy(h.nb.begin(), h.nb.end(), t.nb);
+  t.buffer = b.handle();
+  t.offset = h.offset;
+  return t;
+}
+
+pi_node node(pi_op op, std::initializer_list<pi_tensor> srcs, const pi_tensor& dst) {
+  pi_node n{};
+  n.op = op;
+  n.n_src = static_cast<uint32_t>(srcs.size());
+  std::copy(srcs.begin(), srcs.end(), n.src);
+  n.dst = dst;
+  return n;
+}
+
+pi_node rope(const pi_tensor& x, const pi_tensor& pos, const pi_tensor& dst) {
+  pi_node n = node(PI_OP_ROPE, {x, pos, pi_tensor{}}, dst);
+  n.i[0] = 0;  // normal mode
+  n.i[1] = kD;
+  n.i[2] = 4096;
+  n.f[0] = 10000.0f;  // base
+  n.f[1] = 1.0f;      // freq_scale
+  n.f[3] = 1.0f;      // attn_factor
+  n.f[4] = 32.0f;     // beta_fast
+  n.f[5] = 1.0f;      // beta_slow
+  return n;
+}
+
+// What a run leaves: the arena's slots and the KV cache rows of the new token.
+struct Result {
+  std::vector<float> arena;
+  std::vector<float> k_new, v_new;
+};
+
+std::vector<float> f16_row(const HostTensor& cache, const DeviceBuffer& b, int64_t pos) {
+  std::vector<uint16_t> h(kKv);
+  b.read(cache.offset + static_cast<uint64_t>(pos) * cache.nb[2], h.data(), 2 * kKv);
+  std::vector<float> f(kKv);
+  for (int64_t i = 0; i < kKv; ++i) f[i] = fp16_to_fp32(h[i]);
+  return f;
+}
+
+// Uploads the inputs to `dev`, submits the step, reads back what it wrote;
+// the name of a node `dev` does not support, and no result, if any.
+Result run_step(const BackendDevice& dev, const Inputs& in, int64_t n_kv,
+                std::string* unsupported) {
+  auto upload = [&](const HostTensor& h) {
+    DeviceBuffer b = DeviceBuffer::allocate(dev, h.bytes.size());
+    b.write(0, h.bytes.data(), h.bytes.size());
+    return b;
+  };
+  const DeviceBuffer x = upload(in.x), res = upload(in.res), wn = upload(in.wn), wq = upload(in.wq),
+                     wk = upload(in.wk), wv = upload(in.wv), wd = upload(in.wd), kc = upload(in.kc),
+                     vc = upload(in.vc), mask = upload(in.mask), pos = upload(in.pos);
+  const DeviceBuffer arena = DeviceBuffer::allocate(dev, kSlots * kSlot);
+  const std::vector<uint8_t> poison(kSlots * kSlot, 0xFF);
+  arena.write(0, poison.data(), poison.size());
+
+  const pi_tensor pos_t = bound(in.pos, pos);
+  pi_tensor k_slot = bound(in.kc, kc), v_slot = bound(in.vc, vc);
+  for (pi_tensor* t : {&k_slot, &v_slot}) {
+    t->ne[2] = 1;
+    t->offset += static_cast<uint64_t>(n_kv - 1) * t->nb[2];
+  }
+  // The cache as FLASH_ATTN reads it: [D, n_kv, Hkv].
+  auto kv_view = [&](const HostTensor& c, const DeviceBuffer& b) {
+    pi_tensor t = bound(c, b);
+    t.ne[1] = n_kv;
+    t.ne[2] = kKvHeads;
+    t.nb[1] = c.nb[2];
+    t.nb[2] = c.nb[1];
+    return t;
+  };
+  pi_tensor q_fa = f32_at(arena, kRq, {kD, 1, kHeads, 1});
+  q_fa.nb[1] = 4 * kEmbd;
+  q_fa.nb[2] = 4 * kD;
+  std::vector<pi_node> g;
+  g.push_back(node(PI_OP_ADD, {bound(in.x, x), bound(in.res, res)}, f32_at(arena, kSum, {kEmbd})));
+  g.push_back(node(PI_OP_RMS_NORM, {f32_at(arena, kSum, {kEmbd})}, f32_at(arena, kNorm, {kEmbd})));
+  g.back().f[0] = 1e-5f;
+  g.push_back(node(PI_OP_MUL, {f32_at(arena, kNorm, {kEmbd}), bound(in.wn, wn)},
+                   f32_at(arena, kXn, {kEmbd})));
+  const pi_tensor xn = f32_at(arena, kXn, {kEmbd});
+  g.push_back(node(PI_OP_MUL_MAT, {bound(in.wq, wq), xn}, f32_at(arena, kQ, {kEmbd})));
+  g.push_back(node(PI_OP_MUL_MAT, {bound(in.wk, wk), xn}, f32_at(arena, kK, {kKv})));
+  g.push_back(node(PI_OP_MUL_MAT, {bound(in.wv, wv), xn}, f32_at(arena, kV, {kKv})));
+  g.push_back(rope(f32_at(arena, kQ, {kD, kHeads}), pos_t, f32_at(arena, kRq, {kD, kHeads})));
+  g.push_back(rope(f32_at(arena, kK, {kD, kKvHeads}), pos_t, f32_at(arena, kQ, {kD, kKvHeads})));
+  g.push_back(node(PI_OP_CPY, {f32_at(arena, kQ, {kD, kKvHeads})}, k_slot));
+  g.push_back(node(PI_OP_CPY, {f32_at(arena, kV, {kD, kKvHeads})}, v_slot));
+  g.push_back(node(PI_OP_FLASH_ATTN,
+                   {q_fa, kv_view(in.kc, kc), kv_view(in.vc, vc), bound(in.mask, mask)},
+                   f32_at(arena, kO, {kD, kHeads})));
+  g.back().f[0] = 1.0f / std::sqrt(static_cast<float>(kD));
+  g.push_back(node(PI_OP_SWIGLU, {f32_at(arena, kO, {kEmbd}), xn}, f32_at(arena, kSw, {kEmbd})));
+  g.push_back(node(PI_OP_MUL_MAT, {bound(in.wd, wd), f32_at(arena, kSw, {kEmbd})},
+                   f32_at(arena, kY, {kEmbd})));
+  for (const pi_node& n : g) {
+    if (!dev.supports(n)) {
+      *unsupported = pi_op_name(n.op);
+      return {};
+    }
+  }
+  dev.submit(pi_graph{g.data(), static_cast<uint32_t>(g.size())});
+  Result r;
+  r.arena.resize(kSlots * kEmbd);
+  arena.read(0, r.arena.data(), kSlots * kSlot);
+  r.k_new = f16_row(in.kc, kc, n_kv - 1);
+  r.v_new = f16_row(in.vc, vc, n_kv - 1);
+  return r;
+}
+
+// got within rel · max|want| of want, element by element (NaN fails).
+void expect_close(const float* got, const float* want, int64_t n, double rel,
+                  const std::string& what) {
+  double peak = 0.0;
+  for (int64_t i = 0; i < n; ++i) peak = std::max(peak, std::fabs(double{want[i]}));
+  const double tol = rel * peak;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(std::fabs(double{got[i]} - want[i]) <= tol) && bad++ < 3) {
+      ADD_FAILURE() << what << "[" << i << "]: " << got[i] << ", want " << want[i] << " (tolerance "
+                    << tol << ")";
+    }
+  }
+  EXPECT_EQ(bad, 0) << what << ": values off";
+}
+
+struct Case {
+  GgmlType wtype;
+  int64_t n_kv;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << type_name(c.wtype) << "/n_kv" << c.n_kv;
+}
+
+// Each compared output, its slot (or the cache rows), and whether it comes
+// after the first product (8-bit activations with Q4_0 weights).
+void compare(const Result& got, const Result& want, bool quantized, double loose,
+             const std::string& vs) {
+  const char* names[kSlots] = {"ADD",       "RMS_NORM",    "MUL",    "ROPE K over MUL_MAT Q",
+                               "MUL_MAT K", "MUL_MAT V",   "ROPE Q", "FLASH_ATTN",
+                               "SWIGLU",    "MUL_MAT down"};
+  const int64_t len[kSlots] = {kEmbd, kEmbd, kEmbd, kKv, kKv, kKv, kEmbd, kEmbd, kEmbd, kEmbd};
+  for (int s = 0; s < kSlots; ++s) {
+    const double rel = loose > 0 ? loose : (s >= kQ && quantized ? 1e-2 : 1e-5);
+    expect_close(got.arena.data() + s * kEmbd, want.arena.data() + s * kEmbd, len[s], rel,
+                 vs + ": " + names[s]);
+  }
+  const double rel = loose > 0 ? loose : (quantized ? 1e-2 : 1e-5);
+  expect_close(got.k_new.data(), want.k_new.data(), kKv, rel, vs + ": CPY K");
+  expect_close(got.v_new.data(), want.v_new.data(), kKv, rel, vs + ": CPY V");
+}
+
+class DecodeGraph : public ConformanceTestWithParam<Case> {};
+
+TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
+  const auto [wtype, n_kv] = GetParam();
+  Rng rng(case_seed("DECODE_GRAPH/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv)));
+  const Inputs in = make_inputs(wtype, n_kv, rng);
+  const BackendDevice& dev = backend().device();
+  const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
+  const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
+  std::string unsupported;
+  const Result fused = run_step(dev, in, n_kv, &unsupported);
+  if (!unsupported.empty()) GTEST_SKIP() << dev.name() << " does not support this " << unsupported;
+  const bool quantized = wtype != GgmlType::F16;
+  compare(fused, run_step(unfused, in, n_kv, &unsupported), quantized, 0.0, "fusion=0");
+  compare(fused, run_step(cpu, in, n_kv, &unsupported), quantized, 5e-2, "cpu");
+}
+
+// n_kv: one block per head, two blocks and a merge, and past the short-KV
+// decode kernel (CUDA).
+INSTANTIATE_TEST_SUITE_P(Steps, DecodeGraph,
+                         ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40},
+                                           Case{GgmlType::Q4_0, 100}, Case{GgmlType::F16, 300}));
+
+}  // namespace
+}  // namespace polyinfer::conformance

@@ -1,0 +1,161 @@
+// The CUDA backend's fusion planner (src/backends/cuda/fusion.cpp), which is
+// host code: which consecutive nodes of a graph become one launch, and which
+// stay apart because one would read or overwrite another's bytes. Buffers are
+// stand-in handles (the planner compares them, never dereferences them).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <initializer_list>
+#include <vector>
+
+#include "backends/cuda/fusion.hpp"
+
+namespace polyinfer::cuda {
+namespace {
+
+constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kI32 = 26;
+constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2;
+
+// Distinct handles: the arena of intermediates, the weights, the cache, the inputs.
+char g_buffers[4];
+const pi_buffer kArena = reinterpret_cast<pi_buffer>(&g_buffers[0]);
+const pi_buffer kWeights = reinterpret_cast<pi_buffer>(&g_buffers[1]);
+const pi_buffer kCache = reinterpret_cast<pi_buffer>(&g_buffers[2]);
+const pi_buffer kInputs = reinterpret_cast<pi_buffer>(&g_buffers[3]);
+
+// A contiguous tensor (Q4_0: 18-byte blocks of 32).
+pi_tensor tensor(uint32_t type, pi_buffer b, uint64_t offset, std::initializer_list<int64_t> ne) {
+  pi_tensor t{};
+  t.type = type;
+  std::fill(t.ne, t.ne + 4, 1);
+  std::copy(ne.begin(), ne.end(), t.ne);
+  t.nb[0] = type == kF16 ? 2 : type == kQ4_0 ? 18 : 4;
+  t.nb[1] = type == kQ4_0 ? 18 * static_cast<uint64_t>(t.ne[0] / 32) : t.nb[0] * t.ne[0];
+  for (int d = 2; d < 4; ++d) t.nb[d] = t.nb[d - 1] * static_cast<uint64_t>(t.ne[d - 1]);
+  t.buffer = b;
+  t.offset = offset;
+  return t;
+}
+
+// An intermediate in arena slot s (16 KB each: up to 16 tokens of kEmbd).
+pi_tensor slot(int s, std::initializer_list<int64_t> ne) {
+  return tensor(kF32, kArena, 16384 * static_cast<uint64_t>(s), ne);
+}
+
+pi_node node(pi_op op, std::initializer_list<pi_tensor> srcs, const pi_tensor& dst) {
+  pi_node n{};
+  n.op = op;
+  n.n_src = static_cast<uint32_t>(srcs.size());
+  std::copy(srcs.begin(), srcs.end(), n.src);
+  n.dst = dst;
+  return n;
+}
+
+pi_node rope(const pi_tensor& x, const pi_tensor& dst) {
+  pi_node n = node(PI_OP_ROPE, {x, tensor(kI32, kInputs, 0, {1}), pi_tensor{}}, dst);
+  n.i[1] = kD;
+  n.f[0] = 10000.0f;
+  n.f[1] = 1.0f;
+  return n;
+}
+
+// A llama decode layer's attention nodes as the memory plan lays them out:
+// ROPE K's output over Q (slot 3), which dies at ROPE Q.
+std::vector<pi_node> attention_nodes(int64_t tokens = 1) {
+  const int64_t e = kEmbd;
+  const pi_tensor xn = slot(2, {e, tokens});
+  std::vector<pi_node> g;
+  g.push_back(node(PI_OP_ADD, {tensor(kF32, kInputs, 64, {e, tokens}), slot(9, {e, tokens})},
+                   slot(0, {e, tokens})));
+  g.push_back(node(PI_OP_RMS_NORM, {slot(0, {e, tokens})}, slot(1, {e, tokens})));
+  g.push_back(node(PI_OP_MUL, {slot(1, {e, tokens}), tensor(kF32, kWeights, 0, {e})}, xn));
+  g.push_back(
+      node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 4096, {e, e}), xn}, slot(3, {e, tokens})));
+  g.push_back(
+      node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 65536, {e, 128}), xn}, slot(4, {128, tokens})));
+  g.push_back(
+      node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 131072, {e, 128}), xn}, slot(5, {128, tokens})));
+  g.push_back(rope(slot(3, {kD, kHeads, tokens}), slot(6, {kD, kHeads, tokens})));
+  g.push_back(rope(slot(4, {kD, kKvHeads, tokens}), slot(3, {kD, kKvHeads, tokens})));
+  g.push_back(node(PI_OP_CPY, {slot(3, {kD, kKvHeads, tokens})},
+                   tensor(kF16, kCache, 0, {kD, kKvHeads, tokens})));
+  g.push_back(node(PI_OP_CPY, {slot(5, {kD, kKvHeads, tokens})},
+                   tensor(kF16, kCache, 1 << 20, {kD, kKvHeads, tokens})));
+  return g;
+}
+
+std::vector<Unit> plan(const std::vector<pi_node>& g, bool fuse = true) {
+  return plan_units(pi_graph{g.data(), static_cast<uint32_t>(g.size())}, fuse);
+}
+
+std::vector<UnitKind> kinds(const std::vector<Unit>& units) {
+  std::vector<UnitKind> k;
+  for (const Unit& u : units) k.push_back(u.kind);
+  return k;
+}
+
+TEST(CudaFusion, DecodeAttentionIsThreeUnits) {
+  const std::vector<Unit> u = plan(attention_nodes());
+  ASSERT_EQ(kinds(u), (std::vector<UnitKind>{UnitKind::kAddNormMul, UnitKind::kMatvecGroup,
+                                             UnitKind::kRopeKv}));
+  EXPECT_TRUE(u[0].quantize_next);  // the Q4_0 products read its output
+  EXPECT_EQ(u[1].count, 3u);
+  EXPECT_EQ(u[2].first, 6u);
+  EXPECT_EQ(u[2].count, 4u);
+  EXPECT_EQ(unit_leaders(u, 10), (std::vector<uint32_t>{0, 0, 0, 3, 3, 3, 6, 6, 6, 6}));
+}
+
+TEST(CudaFusion, FusionOffIsOneUnitPerNode) {
+  const std::vector<Unit> u = plan(attention_nodes(), false);
+  ASSERT_EQ(u.size(), 10u);
+  for (const Unit& x : u) {
+    EXPECT_EQ(x.kind, UnitKind::kSingle);
+    EXPECT_FALSE(x.quantize_next);
+  }
+}
+
+// Several tokens: the ROPE+KV unit holds one; the ROPEs still conflict (K's
+// output over Q's input) and stay apart, the cache writes pair up.
+TEST(CudaFusion, PrefillKeepsRopesApart) {
+  const std::vector<Unit> u = plan(attention_nodes(3));
+  ASSERT_EQ(kinds(u),
+            (std::vector<UnitKind>{UnitKind::kAddNormMul, UnitKind::kMatvecGroup, UnitKind::kSingle,
+                                   UnitKind::kSingle, UnitKind::kCpyPair}));
+}
+
+// V's cache write reading what ROPE Q writes must see it written: not one unit.
+TEST(CudaFusion, RopeKvNeedsLaterReadsUnwritten) {
+  std::vector<pi_node> g = attention_nodes();
+  g[9].src[0] = slot(6, {kD, kKvHeads});
+  EXPECT_NE(kinds(plan(g)).back(), UnitKind::kRopeKv);
+}
+
+// The K cache write must read exactly ROPE K's output (passed in registers).
+TEST(CudaFusion, RopeKvNeedsCpyOfRopedK) {
+  std::vector<pi_node> g = attention_nodes();
+  g[8].src[0] = slot(4, {kD, kKvHeads});
+  for (UnitKind k : kinds(plan(g))) EXPECT_NE(k, UnitKind::kRopeKv);
+}
+
+// Two outputs sharing bytes: their order would matter.
+TEST(CudaFusion, RopeKvNeedsDisjointOutputs) {
+  std::vector<pi_node> g = attention_nodes();
+  g[9].dst = g[8].dst;
+  for (UnitKind k : kinds(plan(g))) EXPECT_NE(k, UnitKind::kRopeKv);
+}
+
+TEST(CudaFusion, RopeKvNeedsSameRopeParameters) {
+  std::vector<pi_node> g = attention_nodes();
+  g[7].f[0] = 500000.0f;
+  for (UnitKind k : kinds(plan(g))) EXPECT_NE(k, UnitKind::kRopeKv);
+}
+
+// A quantized cache is not written by the unit (nor, today, by the backend).
+TEST(CudaFusion, RopeKvNeedsFloatCache) {
+  std::vector<pi_node> g = attention_nodes();
+  g[9].dst.type = 8;  // Q8_0
+  for (UnitKind k : kinds(plan(g))) EXPECT_NE(k, UnitKind::kRopeKv);
+}
+
+}  // namespace
+}  // namespace polyinfer::cuda
