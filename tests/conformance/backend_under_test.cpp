@@ -15,6 +15,8 @@ std::string env_or(const char* name, const char* fallback) {
   return v != nullptr && *v != '\0' ? v : fallback;
 }
 
+}  // namespace
+
 pi_tensor bind(const HostTensor& t, const DeviceBuffer& buf) {
   pi_tensor p{};
   p.type = static_cast<uint32_t>(t.type);
@@ -26,8 +28,6 @@ pi_tensor bind(const HostTensor& t, const DeviceBuffer& buf) {
   p.offset = t.offset;
   return p;
 }
-
-}  // namespace
 
 const pi_backend_vtable* find_backend(std::string_view name, std::string* reason) {
   if (name == "cpu") return polyinfer_cpu_backend_entry();

@@ -23,6 +23,10 @@ namespace polyinfer::conformance {
 // build has no such backend.
 const pi_backend_vtable* find_backend(std::string_view name, std::string* reason);
 
+// A pi_tensor for host tensor t placed in device buffer buf at t.offset:
+// t's type, ne and nb.
+pi_tensor bind(const HostTensor& t, const DeviceBuffer& buf);
+
 // What happened to one node: supports() and graph_submit() as the backend answered.
 struct NodeRun {
   bool supported;

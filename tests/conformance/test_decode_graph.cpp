@@ -72,16 +72,6 @@ pi_tensor f32_at(const DeviceBuffer& arena, int slot, std::initializer_list<int6
   return t;
 }
 
-pi_tensor bound(const HostTensor& h, const DeviceBuffer& b) {
-  pi_tensor t{};
-  t.type = static_cast<uint32_t>(h.type);
-  std::copy(h.ne.begin(), h.ne.end(), t.ne);
-  std::copy(h.nb.begin(), h.nb.end(), t.nb);
-  t.buffer = b.handle();
-  t.offset = h.offset;
-  return t;
-}
-
 pi_node node(pi_op op, std::initializer_list<pi_tensor> srcs, const pi_tensor& dst) {
   pi_node n{};
   n.op = op;
@@ -134,15 +124,15 @@ Result run_step(const BackendDevice& dev, const Inputs& in, int64_t n_kv,
   const std::vector<uint8_t> poison(kSlots * kSlot, 0xFF);
   arena.write(0, poison.data(), poison.size());
 
-  const pi_tensor pos_t = bound(in.pos, pos);
-  pi_tensor k_slot = bound(in.kc, kc), v_slot = bound(in.vc, vc);
+  const pi_tensor pos_t = bind(in.pos, pos);
+  pi_tensor k_slot = bind(in.kc, kc), v_slot = bind(in.vc, vc);
   for (pi_tensor* t : {&k_slot, &v_slot}) {
     t->ne[2] = 1;
     t->offset += static_cast<uint64_t>(n_kv - 1) * t->nb[2];
   }
   // The cache as FLASH_ATTN reads it: [D, n_kv, Hkv].
   auto kv_view = [&](const HostTensor& c, const DeviceBuffer& b) {
-    pi_tensor t = bound(c, b);
+    pi_tensor t = bind(c, b);
     t.ne[1] = n_kv;
     t.ne[2] = kKvHeads;
     t.nb[1] = c.nb[2];
@@ -153,25 +143,25 @@ Result run_step(const BackendDevice& dev, const Inputs& in, int64_t n_kv,
   q_fa.nb[1] = 4 * kEmbd;
   q_fa.nb[2] = 4 * kD;
   std::vector<pi_node> g;
-  g.push_back(node(PI_OP_ADD, {bound(in.x, x), bound(in.res, res)}, f32_at(arena, kSum, {kEmbd})));
+  g.push_back(node(PI_OP_ADD, {bind(in.x, x), bind(in.res, res)}, f32_at(arena, kSum, {kEmbd})));
   g.push_back(node(PI_OP_RMS_NORM, {f32_at(arena, kSum, {kEmbd})}, f32_at(arena, kNorm, {kEmbd})));
   g.back().f[0] = 1e-5f;
-  g.push_back(node(PI_OP_MUL, {f32_at(arena, kNorm, {kEmbd}), bound(in.wn, wn)},
+  g.push_back(node(PI_OP_MUL, {f32_at(arena, kNorm, {kEmbd}), bind(in.wn, wn)},
                    f32_at(arena, kXn, {kEmbd})));
   const pi_tensor xn = f32_at(arena, kXn, {kEmbd});
-  g.push_back(node(PI_OP_MUL_MAT, {bound(in.wq, wq), xn}, f32_at(arena, kQ, {kEmbd})));
-  g.push_back(node(PI_OP_MUL_MAT, {bound(in.wk, wk), xn}, f32_at(arena, kK, {kKv})));
-  g.push_back(node(PI_OP_MUL_MAT, {bound(in.wv, wv), xn}, f32_at(arena, kV, {kKv})));
+  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wq, wq), xn}, f32_at(arena, kQ, {kEmbd})));
+  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wk, wk), xn}, f32_at(arena, kK, {kKv})));
+  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wv, wv), xn}, f32_at(arena, kV, {kKv})));
   g.push_back(rope(f32_at(arena, kQ, {kD, kHeads}), pos_t, f32_at(arena, kRq, {kD, kHeads})));
   g.push_back(rope(f32_at(arena, kK, {kD, kKvHeads}), pos_t, f32_at(arena, kQ, {kD, kKvHeads})));
   g.push_back(node(PI_OP_CPY, {f32_at(arena, kQ, {kD, kKvHeads})}, k_slot));
   g.push_back(node(PI_OP_CPY, {f32_at(arena, kV, {kD, kKvHeads})}, v_slot));
   g.push_back(node(PI_OP_FLASH_ATTN,
-                   {q_fa, kv_view(in.kc, kc), kv_view(in.vc, vc), bound(in.mask, mask)},
+                   {q_fa, kv_view(in.kc, kc), kv_view(in.vc, vc), bind(in.mask, mask)},
                    f32_at(arena, kO, {kD, kHeads})));
   g.back().f[0] = 1.0f / std::sqrt(static_cast<float>(kD));
   g.push_back(node(PI_OP_SWIGLU, {f32_at(arena, kO, {kEmbd}), xn}, f32_at(arena, kSw, {kEmbd})));
-  g.push_back(node(PI_OP_MUL_MAT, {bound(in.wd, wd), f32_at(arena, kSw, {kEmbd})},
+  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wd, wd), f32_at(arena, kSw, {kEmbd})},
                    f32_at(arena, kY, {kEmbd})));
   for (const pi_node& n : g) {
     if (!dev.supports(n)) {

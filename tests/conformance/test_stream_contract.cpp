@@ -16,16 +16,20 @@ namespace {
 
 class StreamContract : public ConformanceTest {};
 
-pi_tensor f32_vector(const DeviceBuffer& buf, uint64_t offset, int64_t n) {
+pi_tensor f32_view(const DeviceBuffer& buf, uint64_t offset, std::initializer_list<int64_t> ne,
+                   std::initializer_list<uint64_t> nb) {
   pi_tensor t{};
   t.type = 0;
-  t.ne[0] = n;
-  t.ne[1] = t.ne[2] = t.ne[3] = 1;
-  t.nb[0] = 4;
-  t.nb[1] = t.nb[2] = t.nb[3] = 4 * static_cast<uint64_t>(n);
+  std::copy(ne.begin(), ne.end(), t.ne);
+  std::copy(nb.begin(), nb.end(), t.nb);
   t.buffer = buf.handle();
   t.offset = offset;
   return t;
+}
+
+pi_tensor f32_vector(const DeviceBuffer& buf, uint64_t offset, int64_t n) {
+  const uint64_t row = 4 * static_cast<uint64_t>(n);
+  return f32_view(buf, offset, {n, 1, 1, 1}, {4, row, row, row});
 }
 
 TEST_F(StreamContract, OffsetsManyBuffersAndQueuedGraphs) {
@@ -133,17 +137,6 @@ TEST_F(StreamContract, ChainedNodesReplayed) {
   std::vector<float> got(kN);
   x.read(8, got.data(), 4 * kN);
   for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(static_cast<double>(got[i]), want[i]) << i;
-}
-
-pi_tensor f32_view(const DeviceBuffer& buf, uint64_t offset, std::initializer_list<int64_t> ne,
-                   std::initializer_list<uint64_t> nb) {
-  pi_tensor t{};
-  t.type = 0;
-  std::copy(ne.begin(), ne.end(), t.ne);
-  std::copy(nb.begin(), nb.end(), t.nb);
-  t.buffer = buf.handle();
-  t.offset = offset;
-  return t;
 }
 
 // Decode steps as a model submits them: each step writes its K and V rows
