@@ -71,6 +71,7 @@ MemoryPlan plan_memory(const Graph& g, int n_devices) {
   MemoryPlan plan;
   plan.offset.assign(g.tensors().size(), 0);
   const std::vector<int64_t> last = last_uses(g);
+  const auto n_nodes = static_cast<int64_t>(g.nodes().size());
   std::vector<std::vector<TensorId>> dying(g.nodes().size() + 1);
   std::vector<FreeList> arenas(static_cast<size_t>(n_devices));
   auto arena = [&](TensorId t) -> FreeList& { return arenas.at(g.tensor(t).device); };
@@ -87,7 +88,8 @@ MemoryPlan plan_memory(const Graph& g, int n_devices) {
     if (d.kind == StorageKind::kIntermediate && last[dst] >= 0 && !placed[dst]) {
       placed[dst] = true;
       plan.offset[dst] = arena(dst).take(aligned(g.nbytes(dst)));
-      dying[static_cast<size_t>(last[dst])].push_back(dst);
+      const int64_t free_at = std::min(last[dst] + kFuseWindow - 1, n_nodes);
+      dying[static_cast<size_t>(free_at)].push_back(dst);
     }
     for (TensorId t : dying[i]) arena(t).give(plan.offset[t], aligned(g.nbytes(t)));
   }

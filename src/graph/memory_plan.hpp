@@ -2,7 +2,11 @@
 // arena buffer (one arena per device, by GraphTensor::device of the owner): a
 // tensor's bytes are reused once its last reader has run (first fit over a
 // coalescing free list), so a forward pass needs a few activations' worth of
-// memory rather than one slot per node.
+// memory rather than one slot per node. Bytes come free kFuseWindow - 1
+// nodes after their last reader: a backend may run up to kFuseWindow
+// consecutive nodes as one kernel (the CUDA backend's fused units), whose
+// thread blocks would otherwise write a later node's output over an input
+// that another block of the same kernel still reads.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -17,6 +21,8 @@ struct MemoryPlan {
 };
 
 inline constexpr uint64_t kArenaAlign = 64;
+// Most consecutive nodes a backend runs as one kernel (see above).
+inline constexpr int64_t kFuseWindow = 4;
 
 // n_devices: arenas to plan (tensors' devices must be below it).
 MemoryPlan plan_memory(const Graph& graph, int n_devices = 1);

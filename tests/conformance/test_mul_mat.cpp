@@ -1,6 +1,7 @@
 // MUL_MAT: weights W [K, N, B2, B3] of every stored type times F32 activations
 // A [K, M, B2', B3'] -> F32 [N, M, B2', B3'], W broadcast over B2'/B2 (and
 // B3'/B3): dst[n, m, b2, b3] = Σ_k W[k, n, b2 / (B2'/B2), b3 / (B3'/B3)] · A[k, m, b2, b3].
+#include <array>
 #include <cmath>
 #include <ostream>
 #include <string>
@@ -14,22 +15,27 @@
 namespace polyinfer::conformance {
 namespace {
 
+enum class RowLen { kShort, kLong, kVeryLong };
+
 struct MatShape {
   std::string name;
   int64_t n, m;     // weight rows, activation columns
   int64_t b2, b2a;  // batch of W and of A (b2a a multiple of b2)
-  bool long_k = false;
+  RowLen len = RowLen::kShort;
 };
 
 // Row lengths: several blocks (an odd count of 32-blocks, two super-blocks),
 // and for plain types a length no SIMD width divides. Long rows hold more
 // units (blocks, 8-value groups) than a decode workgroup has invocations, an
-// odd count of them, and for plain types a ragged end.
-int64_t k_for(GgmlType type, bool long_k) {
+// odd count of them, and for plain types a ragged end. Very long rows span
+// three of the CUDA decode kernel's staged segments (4,096 values; 2,048 for
+// F16), the last one partial, so that several warps share a row.
+int64_t k_for(GgmlType type, RowLen len) {
   const int64_t block = traits(type).block_size;
-  if (block == 1) return long_k ? 1029 : 97;
-  if (block == 32) return long_k ? 77 * 32 : 5 * 32;
-  return long_k ? 11 * 256 : 2 * 256;
+  const int i = static_cast<int>(len);
+  if (block == 1) return std::array<int64_t, 3>{97, 1029, 4133}[i];
+  if (block == 32) return std::array<int64_t, 3>{5, 77, 301}[i] * 32;
+  return std::array<int64_t, 3>{2, 11, 37}[i] * 256;
 }
 
 struct MulMatCase {
@@ -48,7 +54,7 @@ TEST_P(MulMat, MatchesReference) {
   const auto& [type, s] = GetParam();
   const std::string name = std::string(type_name(type)) + "/" + s.name;
   Rng rng(case_seed("MUL_MAT/" + name));
-  const int64_t k = k_for(type, s.long_k);
+  const int64_t k = k_for(type, s.len);
   HostTensor w = contiguous(type, {k, s.n, s.b2, 1});
   fill_weights(w, rng);
   HostTensor a = contiguous(GgmlType::F32, {k, s.m, s.b2a, 1});
@@ -82,10 +88,12 @@ TEST_P(MulMat, MatchesReference) {
 
 const MatShape kShapes[] = {
     {"vector", 37, 1, 1, 1},  // decode: one activation column
-    {"vector_long", 37, 1, 1, 1, true},
-    // Decode with 2, 5 and 8 columns; row counts that no rows-per-workgroup divides.
+    {"vector_long", 37, 1, 1, 1, RowLen::kLong},
+    {"vector_very_long", 13, 1, 1, 1, RowLen::kVeryLong},
+    // Decode with 2, 3, 5 and 8 columns; row counts that no rows-per-workgroup divides.
     {"cols2", 41, 2, 1, 1},
-    {"cols5_long", 19, 5, 1, 1, true},
+    {"cols3_very_long", 9, 3, 1, 1, RowLen::kVeryLong},
+    {"cols5_long", 19, 5, 1, 1, RowLen::kLong},
     {"cols8", 23, 8, 1, 1},
     {"matrix", 67, 19, 1, 1},         // ragged against any tile size
     {"batch_broadcast", 5, 3, 2, 4},  // B2' = 2 x B2

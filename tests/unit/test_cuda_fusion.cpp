@@ -9,9 +9,14 @@
 #include <vector>
 
 #include "backends/cuda/fusion.hpp"
+#include "graph/memory_plan.hpp"
 
 namespace polyinfer::cuda {
 namespace {
+
+// The arena planner keeps a unit's inputs from being reused by its outputs
+// only for units of at most kFuseWindow nodes (graph/memory_plan.hpp).
+static_assert(kMaxUnitNodes <= kFuseWindow);
 
 constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kI32 = 26;
 constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2;

@@ -3,6 +3,7 @@
 // memory. Graphs spread over two devices (two arenas).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -15,7 +16,8 @@ struct Life {
   int64_t first, last;
 };
 
-// First writer/reader and last reader of each owner, as the planner must honour.
+// First writer/reader of each owner and the node from which its bytes may be
+// reused (kFuseWindow - 1 nodes past its last reader), as the planner must honour.
 std::vector<Life> lifetimes(const Graph& g) {
   const int64_t n = static_cast<int64_t>(g.nodes().size());
   std::vector<Life> life(g.tensors().size(), {n, -1});
@@ -34,6 +36,9 @@ std::vector<Life> lifetimes(const Graph& g) {
     const GraphTensor& gt = g.tensors()[t];
     if (gt.kind == StorageKind::kInput) life[t].first = 0;
     if (gt.kind == StorageKind::kInput || gt.output) life[gt.base].last = n;
+  }
+  for (Life& l : life) {
+    if (l.last >= 0) l.last = std::min(l.last + kFuseWindow - 1, n);
   }
   return life;
 }

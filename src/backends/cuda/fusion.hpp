@@ -22,7 +22,8 @@ enum class UnitKind : uint8_t {
   kRopeKv,       // ROPE(Q), ROPE(K), CPY(K -> cache), CPY(V -> cache) of one token
 };
 
-// Most nodes in one unit.
+// Most nodes in one unit (at most graph/memory_plan.hpp's kFuseWindow, which
+// keeps a unit's outputs off its inputs; tests/unit/test_cuda_fusion.cpp checks).
 constexpr uint32_t kMaxUnitNodes = 4;
 // Longest row the fused RMS_NORM takes.
 constexpr int64_t kMaxFusedNormRow = 8192;

