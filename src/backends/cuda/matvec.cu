@@ -1,7 +1,8 @@
 // MUL_MAT for decode (at most kMaxVecCols activation columns), weights read
 // once in their stored format.
 //
-// Fast path (Q4_0, Q4_K, Q6_K, Q8_0, F16; unbatched): a warp per weight row.
+// Fast path (Q4_0, Q4_K, Q6_K, Q8_0, F16; unbatched): a warp per weight row
+// (two rows for K-quant rows of one segment, launch_fast_nc).
 // The warp copies a segment of its row (up to 4,096 values) into shared
 // memory with 16-byte asynchronous copies (cp.async) of the aligned bytes
 // around it, so the row is read from DRAM in whole sectors whatever its
@@ -132,6 +133,14 @@ struct FastArgs {
   float* as;
   View a;      // F16: the float32 activations
   bool act16;  // F16: every activation row starts 16-byte aligned
+};
+
+// Warps per block: kFastWarps, fewer where their R slots each would pass the
+// 48 KB of static shared memory a block may have.
+template <uint32_t T, int R>
+struct FastWarps {
+  static constexpr int kN =
+      Slot<T>::kBytes * kFastWarps * R <= 48 * 1024 ? kFastWarps : kFastWarps / R;
 };
 
 // Σ over 8 consecutive float32 activations x (16-byte aligned when a16) of w.
@@ -288,27 +297,29 @@ __device__ __forceinline__ int stage(const SegRef& r, uint8_t* slot, int lane) {
   return head;
 }
 
-// acc[c] += the staged segment `s` (16-byte aligned when a16) of a row times
-// activation column c's values [k0, k0 + len).
-template <uint32_t T, int NC>
-__device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* s, bool a16,
-                                            int64_t k, int64_t k0, int len, int ncols, int lane,
-                                            float acc[NC]) {
+// acc[i][c] += the staged segment s[i] (16-byte aligned when a16[i]) of row
+// i < nrows (of R, nrows uniform over the warp) times activation column c's
+// values [k0, k0 + len). The rows share each activation load.
+template <uint32_t T, int NC, int R>
+__device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* const s[R],
+                                            const bool a16[R], int nrows, int64_t k, int64_t k0,
+                                            int len, int ncols, int lane, float acc[R][NC]) {
   if constexpr (T == kF16) {
+    static_assert(R == 1, "F16 rows go one per warp");
     // Lane takes 8 consecutive values at a time.
     for (int e = 8 * lane; e < len; e += 256) {
       float wv[8];
-      if (a16) {
-        f16x8_to_f32(s + 2 * e, wv);
+      if (a16[0]) {
+        f16x8_to_f32(s[0] + 2 * e, wv);
       } else {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) wv[i] = f16_bits_to_f32(ld16(s + 2 * (e + i)));
+        for (int i = 0; i < 8; ++i) wv[i] = f16_bits_to_f32(ld16(s[0] + 2 * (e + i)));
       }
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
         if (c < ncols) {
           const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + k0 + e;
-          acc[c] += dot8(wv, x, p.act16);
+          acc[0][c] += dot8(wv, x, p.act16);
         }
       }
     }
@@ -318,23 +329,35 @@ __device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* s,
     // 1/kLoSteps of (weight scale · activation scale): kernel end rescales.
 #pragma unroll 2
     for (int e = 16 * lane; e < len; e += 512) {
-      const uint8_t* b = s + (e / 32) * 34;
-      const float dw = f16_bits_to_f32(ld16(b));
-      uint32_t q[4];
-      lds128(b + 2 + (e & 16), q);
+      float dw[R];
+      uint32_t q[R][4];
+#pragma unroll
+      for (int i = 0; i < R; ++i) {
+        if (i < nrows) {
+          const uint8_t* b = s[i] + (e / 32) * 34;
+          dw[i] = f16_bits_to_f32(ld16(b));
+          lds128(b + 2 + (e & 16), q[i]);
+        }
+      }
       const int64_t ai = k0 + e;
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
         if (c < ncols) {
           const int4 h = __ldg(reinterpret_cast<const int4*>(p.aq + c * k + ai));
           const int4 l = __ldg(reinterpret_cast<const int4*>(p.alo + c * k + ai));
-          int sh = dp4a(q[0], h.x, 0), sl = dp4a(q[0], l.x, 0);
-          sh = dp4a(q[1], h.y, sh), sl = dp4a(q[1], l.y, sl);
-          sh = dp4a(q[2], h.z, sh), sl = dp4a(q[2], l.z, sl);
-          sh = dp4a(q[3], h.w, sh), sl = dp4a(q[3], l.w, sl);
-          // |sh| <= 16 · 127 · 127, so sh · 254 + sl fits in 32 bits.
-          const int sum = sh * static_cast<int>(kLoSteps) + sl;
-          acc[c] += dw * __ldg(p.ad + c * (k / 32) + ai / 32) * static_cast<float>(sum);
+          const float da = __ldg(p.ad + c * (k / 32) + ai / 32);
+#pragma unroll
+          for (int i = 0; i < R; ++i) {
+            if (i < nrows) {
+              int sh = dp4a(q[i][0], h.x, 0), sl = dp4a(q[i][0], l.x, 0);
+              sh = dp4a(q[i][1], h.y, sh), sl = dp4a(q[i][1], l.y, sl);
+              sh = dp4a(q[i][2], h.z, sh), sl = dp4a(q[i][2], l.z, sl);
+              sh = dp4a(q[i][3], h.w, sh), sl = dp4a(q[i][3], l.w, sl);
+              // |sh| <= 16 · 127 · 127, so sh · 254 + sl fits in 32 bits.
+              const int sum = sh * static_cast<int>(kLoSteps) + sl;
+              acc[i][c] += dw[i] * da * static_cast<float>(sum);
+            }
+          }
         }
       }
     }
@@ -350,46 +373,69 @@ __device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* s,
           const int4 x0 = __ldg(xv), x1 = __ldg(xv + 1);
           const int x[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
           const int64_t ab = c * (k / 32) + ub;
-          acc[c] += unit_dot<T>(s, u, x, __ldg(p.ad + ab), __ldg(p.as + ab), a16);
+          const float ad = __ldg(p.ad + ab), as = __ldg(p.as + ab);
+#pragma unroll
+          for (int i = 0; i < R; ++i) {
+            if (i < nrows) acc[i][c] += unit_dot<T>(s[i], u, x, ad, as, a16[i]);
+          }
         }
       }
     }
   }
 }
 
-// A warp per flat row of the group, its segments one after another. (Two
-// slots per warp with the next segment's copies in flight while the current
-// one is dotted, and a persistent grid of such warps, were slower on the
-// H200: the llama-8b Q4_0 down projection took 18.0 us against 16.0 us and
-// gate+up 30.8 us against 25.5 us.)
-template <uint32_t T, int NC>
-__global__ __launch_bounds__(kFastWarps * 32) void matvec_fast(FastArgs p) {
-  using F = Fmt<T>;
-  __shared__ __align__(16) uint8_t smem[kFastWarps][Slot<T>::kBytes];
+// A warp per R consecutive flat rows of the group (they may straddle two of
+// its matrices), their segments one after another: every segment of the R
+// rows is copied in one batch, then dotted against activations loaded once
+// for all R rows. (Two slots per warp with the next segment's copies in
+// flight while the current one is dotted, and a persistent grid of such
+// warps, were slower on the H200: the llama-8b Q4_0 down projection took 18.0
+// us against 16.0 us and gate+up 30.8 us against 25.5 us.)
+template <uint32_t T, int NC, int R>
+__global__ __launch_bounds__(FastWarps<T, R>::kN * 32) void matvec_fast(FastArgs p) {
+  __shared__ __align__(16) uint8_t smem[FastWarps<T, R>::kN][R][Slot<T>::kBytes];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kFastWarps + warp;
-  if (row >= p.row_end[p.nmat - 1]) return;
+  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * FastWarps<T, R>::kN + warp) * R;
+  const int64_t rows = p.row_end[p.nmat - 1];
+  if (row0 >= rows) return;
+  const int nrows = static_cast<int>(rows - row0 < R ? rows - row0 : R);
   const int ncols = NC == 1 ? 1 : p.ncols;
   const int64_t k = p.w[0].ne[0];
-  float acc[NC];
+  float acc[R][NC];
 #pragma unroll
-  for (int c = 0; c < NC; ++c) acc[c] = 0.0f;
-  SegRef r{};
-  for (int64_t seg = 0; seg * F::kSeg < k; ++seg) {
-    r = seg_ref<T>(p, row, seg);
+  for (int i = 0; i < R; ++i) {
+#pragma unroll
+    for (int c = 0; c < NC; ++c) acc[i][c] = 0.0f;
+  }
+  SegRef r[R];
+  for (int64_t seg = 0; seg * Fmt<T>::kSeg < k; ++seg) {
     __syncwarp();  // the previous segment is consumed
-    const int h = stage<T>(r, smem[warp], lane);
+    const uint8_t* s[R];
+    bool a16[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      if (i < nrows) {
+        r[i] = seg_ref<T>(p, row0 + i, seg);
+        const int h = stage<T>(r[i], smem[warp][i], lane);
+        s[i] = smem[warp][i] + h;
+        a16[i] = h == 0;
+      }
+    }
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncwarp();
-    segment_dot<T, NC>(p, smem[warp] + h, h == 0, k, r.k0, r.len, ncols, lane, acc);
+    segment_dot<T, NC, R>(p, s, a16, nrows, k, r[0].k0, r[0].len, ncols, lane, acc);
   }
 #pragma unroll
-  for (int c = 0; c < NC; ++c) {
-    if (c < ncols) {
-      float v = warp_sum(acc[c]);
-      if constexpr (T == kQ8_0) v *= 1.0f / kLoSteps;
-      if (lane == 0) reinterpret_cast<float*>(p.d[r.m].data + c * p.d[r.m].nb[1])[r.n] = v;
+  for (int i = 0; i < R; ++i) {
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      if (i < nrows && c < ncols) {
+        float v = warp_sum(acc[i][c]);
+        if constexpr (T == kQ8_0) v *= 1.0f / kLoSteps;
+        if (lane == 0)
+          reinterpret_cast<float*>(p.d[r[i].m].data + c * p.d[r[i].m].nb[1])[r[i].n] = v;
+      }
     }
   }
 }
@@ -409,10 +455,24 @@ bool float_acts(uint32_t t) {
   return t == kF16;
 }
 
+template <uint32_t T, int NC, int R>
+void launch_fast_r(const FastArgs& p, cudaStream_t stream) {
+  constexpr int kWarpsR = FastWarps<T, R>::kN;
+  const int64_t blocks = (p.row_end[p.nmat - 1] + kWarpsR * R - 1) / (kWarpsR * R);
+  matvec_fast<T, NC, R><<<static_cast<unsigned>(blocks), kWarpsR * 32, 0, stream>>>(p);
+}
+
+// Two rows per warp for K-quant rows of one segment: on the H200 (session
+// 7, tg128 mean of 5) llama-8b Q4_K_M 258 tok/s against 252, llama-1b Q4_K_M
+// 717 against 700 (the QKV product 8.7 us against 11.0, the Q6_K output
+// matrix 125 us against 148); no change for Q4_0, and 2 % slower for Q8_0
+// and for the down projection's four-segment rows.
 template <uint32_t T, int NC>
 void launch_fast_nc(const FastArgs& p, cudaStream_t stream) {
-  const int64_t blocks = (p.row_end[p.nmat - 1] + kFastWarps - 1) / kFastWarps;
-  matvec_fast<T, NC><<<static_cast<unsigned>(blocks), kFastWarps * 32, 0, stream>>>(p);
+  if constexpr (T == kQ4_K || T == kQ6_K) {
+    if (p.w[0].ne[0] <= Fmt<T>::kSeg) return launch_fast_r<T, NC, 2>(p, stream);
+  }
+  launch_fast_r<T, NC, 1>(p, stream);
 }
 
 template <uint32_t T>
