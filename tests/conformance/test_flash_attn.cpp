@@ -162,6 +162,9 @@ const AttnShape kShapes[] = {
     {"decode_head128_gqa4_long", 128, 8, 2, 1, 300, Mask::kCausal},
     {"decode_head32_gqa8_long", 32, 8, 1, 1, 130, Mask::kCausal},
     {"decode_all_masked_long", 64, 4, 1, 1, 150, Mask::kCausalOneRowHidden},
+    // Decode at the short/long boundary (256 positions) and with D = 256 over several passes.
+    {"decode_head128_gqa4_256", 128, 8, 2, 1, 256, Mask::kCausal},
+    {"decode_head256_gqa2", 256, 4, 2, 1, 200, Mask::kCausal},
 };
 
 std::vector<AttnCase> all_cases() {

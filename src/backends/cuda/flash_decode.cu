@@ -149,20 +149,23 @@ __global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16,
   }
 }
 
-// ---- short KV: a block per (query head, 64 positions) ----------------------
+// ---- short KV: a block per query head -------------------------------------
 //
 // For n_kv <= kShortKv the kernel above leaves the GPU nearly idle: a decode
 // step at n_kv <= 32 is 8 blocks (one per KV head) that each walk a chain of
 // dependent loads and four barriers (9-11 us on the H200). Here a block of
-// 8 warps takes one query head and up to 64 positions (32 for D = 256), so
-// 32 query heads are 32 blocks and n_kv <= 64 needs no merge. A warp takes
-// P positions: lane e < P reads position e's mask, a ballot says which are
-// live, then every lane loads its D/32 dimensions of the live K and V rows at
-// once (masked and absent rows are not read): two memory round trips in all.
-// Each warp keeps its own max and sum; one barrier merges the warps. K/V rows
-// are read once per query head (from L2 for the group's other heads), which
-// the long-context kernel above avoids.
-constexpr int kShortWarps = 8;
+// 16 warps takes one query head, so 32 query heads are 32 blocks and no
+// merge kernel runs. A warp takes P positions per pass (128 positions per
+// pass of the block; 64 for D = 256): lane e < P reads position e's mask
+// while every lane loads its D/32 dimensions of the pass's K and V rows (the
+// rows in range are read whatever their mask, so the mask costs no second
+// round trip), then the warp folds the pass into its running max, sum and
+// output (online softmax). One barrier merges the warps. K/V rows are read
+// once per query head (from L2 for the group's other heads), which the
+// long-context kernel above avoids. (With 8 warps per block and a merge
+// kernel past 64 positions, a step took 10.7 us at 16-64 positions and
+// 10.7 + 5.0 us past 64.)
+constexpr int kShortWarps = 16;
 constexpr int64_t kShortKv = 256;
 
 // Positions per warp: the K and V values a lane holds stay at 64 floats.
@@ -200,34 +203,25 @@ __device__ __forceinline__ void load_kv(uint32_t type, const uint8_t* row, int d
   for (int e = 0; e < E; ++e) out[e] = kv_elem(type, row, d0 + e);
 }
 
-// (At least one block per multiprocessor: without that bound ptxas spilled
-// 16 bytes for D = 128 at 80 registers.)
+// One pass of a warp: positions j0 .. j0 + P - 1 (those below n_kv) folded
+// into its running max m, sum l and unnormalized output acc.
 template <int D>
-__global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(FaArgs p, bool k_vec,
-                                                                              bool v_vec) {
+__device__ __forceinline__ void short_pass(const FaArgs& p, const float q[D / 32], int64_t hk,
+                                           int64_t j0, bool k_vec, bool v_vec, float& m, float& l,
+                                           float acc[D / 32]) {
   constexpr int E = D / 32, P = short_positions(D);
-  __shared__ float sm[kShortWarps], sl[kShortWarps];
-  __shared__ float so[kShortWarps][D];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t h = blockIdx.x, hk = h / p.group, n_kv = p.k.ne[1];
-  const int64_t j0 = static_cast<int64_t>(blockIdx.y) * (kShortWarps * P) + warp * P;
-
-  const float* qrow = reinterpret_cast<const float*>(row_at(p.q, 0, h, 0));
-  float q[E];
-#pragma unroll
-  for (int e = 0; e < E; ++e) q[e] = qrow[lane * E + e];
+  const int lane = threadIdx.x % 32;
+  const int64_t n_kv = p.k.ne[1];
   // Lane e < P: position j0 + e's mask, −inf when masked or absent.
   float mv = -INFINITY;
   if (lane < P && j0 + lane < n_kv)
     mv = p.mask.data ? reinterpret_cast<const float*>(p.mask.data)[j0 + lane] : 0.0f;
-  const unsigned live = __ballot_sync(0xffffffffu, mv != -INFINITY);
-
   const uint8_t* kbase = p.k.data + hk * p.k.nb[2] + j0 * p.k.nb[1];
   const uint8_t* vbase = p.v.data + hk * p.v.nb[2] + j0 * p.v.nb[1];
   float kr[P][E], vr[P][E];
 #pragma unroll
   for (int i = 0; i < P; ++i) {
-    if (live >> i & 1u) {  // uniform across the warp
+    if (j0 + i < n_kv) {  // uniform across the warp
       load_kv<E>(p.kt, kbase + i * p.k.nb[1], lane * E, k_vec, kr[i]);
       load_kv<E>(p.vt, vbase + i * p.v.nb[1], lane * E, v_vec, vr[i]);
     } else {
@@ -235,7 +229,8 @@ __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(Fa
       for (int e = 0; e < E; ++e) kr[i][e] = vr[i][e] = 0.0f;
     }
   }
-  float s[P], mx = -INFINITY;
+  const unsigned live = __ballot_sync(0xffffffffu, mv != -INFINITY);
+  float s[P], mx = m;
 #pragma unroll
   for (int i = 0; i < P; ++i) {
     float dot = 0.0f;
@@ -246,8 +241,11 @@ __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(Fa
     s[i] = live >> i & 1u ? dot * p.scale + mi : -INFINITY;
     mx = fmaxf(mx, s[i]);
   }
-  // No live position: mx = −inf, and l and acc stay 0 (no exp of −inf − −inf).
-  float l = 0.0f, acc[E] = {};
+  if (mx == -INFINITY) return;   // nothing live so far (no exp of −inf − −inf)
+  const float c = expf(m - mx);  // 0 when m is still −inf
+  l *= c;
+#pragma unroll
+  for (int e = 0; e < E; ++e) acc[e] *= c;
 #pragma unroll
   for (int i = 0; i < P; ++i) {
     const float pr = live >> i & 1u ? expf(s[i] - mx) : 0.0f;
@@ -255,14 +253,36 @@ __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(Fa
 #pragma unroll
     for (int e = 0; e < E; ++e) acc[e] += pr * vr[i][e];
   }
+  m = mx;
+}
+
+// (At least one block per multiprocessor: without that bound ptxas spilled
+// 16 bytes for D = 128 at 80 registers.)
+template <int D>
+__global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(FaArgs p, bool k_vec,
+                                                                              bool v_vec) {
+  constexpr int E = D / 32, P = short_positions(D);
+  __shared__ float sm[kShortWarps], sl[kShortWarps];
+  __shared__ float so[kShortWarps][D];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t h = blockIdx.x, hk = h / p.group, n_kv = p.k.ne[1];
+
+  const float* qrow = reinterpret_cast<const float*>(row_at(p.q, 0, h, 0));
+  float q[E];
+#pragma unroll
+  for (int e = 0; e < E; ++e) q[e] = qrow[lane * E + e];
+  float m = -INFINITY, l = 0.0f, acc[E] = {};
+  for (int64_t j0 = warp * P; j0 < n_kv; j0 += kShortWarps * P) {
+    short_pass<D>(p, q, hk, j0, k_vec, v_vec, m, l, acc);
+  }
   if (lane == 0) {
-    sm[warp] = mx;
+    sm[warp] = m;
     sl[warp] = l;
   }
 #pragma unroll
   for (int e = 0; e < E; ++e) so[warp][lane * E + e] = acc[e];
   __syncthreads();
-  const int d = threadIdx.x;  // D <= 256 = the block
+  const int d = threadIdx.x;  // D <= 256 < the block
   if (d >= D) return;
   float m_all = -INFINITY;
 #pragma unroll
@@ -276,16 +296,7 @@ __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(Fa
       o += so[w][d] * c;
     }
   }
-  if (gridDim.y == 1) {
-    reinterpret_cast<float*>(row_at(p.o, h, 0, 0))[d] = l_all > 0.0f ? o / l_all : 0.0f;
-    return;
-  }
-  float* part = p.partial + (h * gridDim.y + blockIdx.y) * (D + 2);
-  part[2 + d] = o;
-  if (d == 0) {
-    part[0] = m_all;
-    part[1] = l_all;
-  }
+  reinterpret_cast<float*>(row_at(p.o, h, 0, 0))[d] = l_all > 0.0f ? o / l_all : 0.0f;
 }
 
 bool aligned(const View& v, int bytes) {
@@ -320,14 +331,14 @@ bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim) {
          (head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256);
 }
 
-int flash_decode_splits(int64_t n_kv, int64_t head_dim) {
-  const int64_t chunk = n_kv <= kShortKv ? kShortWarps * short_positions(head_dim) : kChunk;
-  return static_cast<int>(std::max<int64_t>(1, (n_kv + chunk - 1) / chunk));
+int flash_decode_splits(int64_t n_kv) {
+  if (n_kv <= kShortKv) return 1;  // the short kernel: no merge
+  return static_cast<int>((n_kv + kChunk - 1) / kChunk);
 }
 
 void launch_flash_decode(const FaArgs& p, cudaStream_t stream) {
   if (p.k.ne[1] <= kShortKv) {
-    const dim3 grid(static_cast<unsigned>(p.q.ne[2]), static_cast<unsigned>(p.nsplit));
+    const dim3 grid(static_cast<unsigned>(p.q.ne[2]));
     // F16 rows load in one piece when aligned to a lane's D/32 values.
     const int bytes = static_cast<int>(p.q.ne[0] / 16);
     const bool k_vec = aligned(p.k, bytes), v_vec = aligned(p.v, bytes);

@@ -1,6 +1,6 @@
 // FLASH_ATTN for one query token (decode). Up to 256 KV positions (every
-// step of a tg128 run): a block per (query head, 64 positions), short chains
-// of loads, no merge up to 64 positions. Longer, GQA-aware: one block per
+// step of a tg128 run): a block per query head, one round trip of loads per
+// 128 positions, no merge. Longer, GQA-aware: one block per
 // (KV head, 32 KV positions) computes the scores of all the query heads that
 // share the KV head, four threads per position, then P·V with the threads
 // over the head dimension; a merge kernel combines the blocks of a head. Each
@@ -19,9 +19,9 @@ namespace polyinfer::cuda {
 // per KV head, head size 32, 64, 128 or 256.
 bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim);
 // KV splits (blocks per head) for n_kv positions.
-int flash_decode_splits(int64_t n_kv, int64_t head_dim);
+int flash_decode_splits(int64_t n_kv);
 // Enqueues the kernel (and the merge when p.nsplit > 1); p.nsplit must be
-// flash_decode_splits(n_kv, head dim).
+// flash_decode_splits(n_kv).
 void launch_flash_decode(const FaArgs& p, cudaStream_t stream);
 
 }  // namespace polyinfer::cuda

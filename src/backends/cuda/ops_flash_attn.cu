@@ -365,8 +365,7 @@ bool use_decode(const pi_node& n) {
 // KV splits of the node's kernel (1: none); launch and scratch agree on it.
 int splits(const pi_node& n) {
   if (use_tc(n)) return 1;
-  return use_decode(n) ? flash_decode_splits(n.src[1].ne[1], n.src[0].ne[0])
-                       : splits_for(n, kSplitSms);
+  return use_decode(n) ? flash_decode_splits(n.src[1].ne[1]) : splits_for(n, kSplitSms);
 }
 
 size_t flash_attn_scratch(const pi_node& n) {
