@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backend_under_test.hpp"
+#include "pi_node_builder.hpp"
 #include "polyinfer/fp16.hpp"
 #include "random_data.hpp"
 
@@ -72,14 +73,7 @@ pi_tensor f32_at(const DeviceBuffer& arena, int slot, std::initializer_list<int6
   return t;
 }
 
-pi_node node(pi_op op, std::initializer_list<pi_tensor> srcs, const pi_tensor& dst) {
-  pi_node n{};
-  n.op = op;
-  n.n_src = static_cast<uint32_t>(srcs.size());
-  std::copy(srcs.begin(), srcs.end(), n.src);
-  n.dst = dst;
-  return n;
-}
+using test_graph::node;
 
 pi_node rope(const pi_tensor& x, const pi_tensor& pos, const pi_tensor& dst) {
   pi_node n = node(PI_OP_ROPE, {x, pos, pi_tensor{}}, dst);

@@ -10,6 +10,7 @@
 
 #include "backends/cuda/fusion.hpp"
 #include "graph/memory_plan.hpp"
+#include "pi_node_builder.hpp"
 
 namespace polyinfer::cuda {
 namespace {
@@ -47,14 +48,7 @@ pi_tensor slot(int s, std::initializer_list<int64_t> ne) {
   return tensor(kF32, kArena, 16384 * static_cast<uint64_t>(s), ne);
 }
 
-pi_node node(pi_op op, std::initializer_list<pi_tensor> srcs, const pi_tensor& dst) {
-  pi_node n{};
-  n.op = op;
-  n.n_src = static_cast<uint32_t>(srcs.size());
-  std::copy(srcs.begin(), srcs.end(), n.src);
-  n.dst = dst;
-  return n;
-}
+using test_graph::node;
 
 pi_node rope(const pi_tensor& x, const pi_tensor& dst) {
   pi_node n = node(PI_OP_ROPE, {x, tensor(kI32, kInputs, 0, {1}), pi_tensor{}}, dst);

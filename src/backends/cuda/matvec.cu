@@ -324,40 +324,29 @@ __device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* co
       }
     }
   } else if constexpr (T == kQ8_0) {
+    static_assert(R == 1, "Q8_0 rows go one per warp (launch_fast_nc)");
     // A lane takes 16 consecutive values (half a block) at a time, so that a
     // warp's code loads are 512 contiguous bytes. The sum is in units of
     // 1/kLoSteps of (weight scale · activation scale): kernel end rescales.
 #pragma unroll 2
     for (int e = 16 * lane; e < len; e += 512) {
-      float dw[R];
-      uint32_t q[R][4];
-#pragma unroll
-      for (int i = 0; i < R; ++i) {
-        if (i < nrows) {
-          const uint8_t* b = s[i] + (e / 32) * 34;
-          dw[i] = f16_bits_to_f32(ld16(b));
-          lds128(b + 2 + (e & 16), q[i]);
-        }
-      }
+      const uint8_t* b = s[0] + (e / 32) * 34;
+      const float dw = f16_bits_to_f32(ld16(b));
+      uint32_t q[4];
+      lds128(b + 2 + (e & 16), q);
       const int64_t ai = k0 + e;
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
         if (c < ncols) {
           const int4 h = __ldg(reinterpret_cast<const int4*>(p.aq + c * k + ai));
           const int4 l = __ldg(reinterpret_cast<const int4*>(p.alo + c * k + ai));
-          const float da = __ldg(p.ad + c * (k / 32) + ai / 32);
-#pragma unroll
-          for (int i = 0; i < R; ++i) {
-            if (i < nrows) {
-              int sh = dp4a(q[i][0], h.x, 0), sl = dp4a(q[i][0], l.x, 0);
-              sh = dp4a(q[i][1], h.y, sh), sl = dp4a(q[i][1], l.y, sl);
-              sh = dp4a(q[i][2], h.z, sh), sl = dp4a(q[i][2], l.z, sl);
-              sh = dp4a(q[i][3], h.w, sh), sl = dp4a(q[i][3], l.w, sl);
-              // |sh| <= 16 · 127 · 127, so sh · 254 + sl fits in 32 bits.
-              const int sum = sh * static_cast<int>(kLoSteps) + sl;
-              acc[i][c] += dw[i] * da * static_cast<float>(sum);
-            }
-          }
+          int sh = dp4a(q[0], h.x, 0), sl = dp4a(q[0], l.x, 0);
+          sh = dp4a(q[1], h.y, sh), sl = dp4a(q[1], l.y, sl);
+          sh = dp4a(q[2], h.z, sh), sl = dp4a(q[2], l.z, sl);
+          sh = dp4a(q[3], h.w, sh), sl = dp4a(q[3], l.w, sl);
+          // |sh| <= 16 · 127 · 127, so sh · 254 + sl fits in 32 bits.
+          const int sum = sh * static_cast<int>(kLoSteps) + sl;
+          acc[0][c] += dw * __ldg(p.ad + c * (k / 32) + ai / 32) * static_cast<float>(sum);
         }
       }
     }
