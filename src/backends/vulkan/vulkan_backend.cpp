@@ -194,7 +194,7 @@ pi_status stream_sync(pi_stream s) {
 int supports(pi_device dev, const pi_node* node) {
   OpPlan plan;
   std::string why;
-  return node != nullptr && plan_node(*node, dev->features.subgroup_arith, &plan, &why) ? 1 : 0;
+  return node != nullptr && plan_node(*node, dev->features, &plan, &why) ? 1 : 0;
 }
 
 pi_status graph_submit(pi_stream s, const pi_graph* graph) {
