@@ -8,6 +8,9 @@ namespace polyinfer::vk {
 struct Features {
   bool subgroup_arith = false;  // subgroupAdd in compute shaders
   uint32_t subgroup_size = 0;
+  // VK_KHR_shader_integer_dot_product enabled: 8-bit activations in the
+  // matrix-vector kernel.
+  bool int_dot = false;
   uint32_t max_shared = 16384;  // maxComputeSharedMemorySize (bytes)
 };
 

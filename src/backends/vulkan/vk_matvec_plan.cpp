@@ -48,6 +48,13 @@ uint32_t unit_values(uint32_t type) {
   return type == kF16 ? 8 : 32;
 }
 
+// Types dotted with 8-bit activations where the device has integer dot
+// products. Q8_0 is not: with 8-bit activation codes a model oracle flipped
+// on the CPU and on CUDA (CUDA adds residual codes; here Q8_0 keeps floats).
+bool int_dot_type(uint32_t type) {
+  return type == kQ4_0 || type == kQ4_K || type == kQ5_K || type == kQ6_K;
+}
+
 // Segment length: the row split into the fewest segments of at most f.seg
 // values, as even as the block allows (14336 values of Q4_0: 4 x 3584, not
 // 3 x 4096 + 2048, whose last segment would leave half the workgroup idle).
@@ -59,10 +66,14 @@ uint32_t staged_seg(const StagedFormat& f, uint32_t type, int64_t k) {
 }
 
 // Shared memory of the staged kernel, as its declarations add up: the row
-// slots (staged_rows.glsl) and the reduction (reduce.glsl).
-uint64_t staged_shared(const StagedFormat& f, uint32_t seg, uint32_t rows, int64_t cols) {
+// slots (staged_rows.glsl), the activation codes (unit_dot_q8.glsl) and the
+// reduction (reduce.glsl).
+uint64_t staged_shared(const StagedFormat& f, uint32_t seg, uint32_t rows, int64_t cols,
+                       bool int_dot) {
   const uint64_t slot16 = (seg / f.block * f.bytes + 30) / 16;
-  return 4 * (rows * slot16 * 4 + 4) + 4 * static_cast<uint64_t>(rows * cols) * 32;
+  uint64_t bytes = 4 * (rows * slot16 * 4 + 4) + 4 * static_cast<uint64_t>(rows * cols) * 32;
+  if (int_dot) bytes += static_cast<uint64_t>(cols) * (seg / 32) * (32 + 8);
+  return bytes;
 }
 
 // Whether the reduction may use subgroups: reduce.glsl keeps 32 subgroup
@@ -85,13 +96,17 @@ void plan_staged(const pi_node& n, const StagedFormat& f, const Features& feat, 
   const pi_tensor &w = n.src[0], &d = n.dst;
   const uint32_t type = w.type, cols = static_cast<uint32_t>(d.ne[1]);
   const uint32_t seg = staged_seg(f, type, w.ne[0]);
+  const bool int_dot = feat.int_dot && int_dot_type(type) && cols <= 2;
   uint32_t rows = staged_rows(f, d.ne[0], cols);
   // Fewer rows until the shared memory fits the device. One row fits the
-  // 16 KiB every device has (at most 3.3 KiB).
-  while (staged_shared(f, seg, rows, cols) > feat.max_shared && rows > 1) rows /= 2;
+  // 16 KiB every device has (the most: Q4_0 with 2 columns of codes, 12.5 KiB).
+  while (staged_shared(f, seg, rows, cols, int_dot) > feat.max_shared && rows > 1) rows /= 2;
   const uint32_t wg = std::clamp<uint32_t>(std::bit_ceil(seg / unit_values(type)), 32, 128);
+  static const char* const kNames[2][2] = {
+      {"mul_mat_vec_staged", "mul_mat_vec_staged_subgroup"},
+      {"mul_mat_vec_staged_dot", "mul_mat_vec_staged_dot_subgroup"}};
   const uint64_t groups = (static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows;
-  *p = {subgroup_reduce(feat, wg) ? "mul_mat_vec_staged_subgroup" : "mul_mat_vec_staged",
+  *p = {kNames[int_dot][subgroup_reduce(feat, wg)],
         {type, cols, 0, wg, rows, seg},
         6,
         groups * static_cast<uint64_t>(d.ne[2] * d.ne[3]),

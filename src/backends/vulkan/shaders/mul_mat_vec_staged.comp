@@ -5,10 +5,12 @@
 // values at a time:
 //  1. every invocation loads its share of the rows' segments in aligned
 //     16-byte pieces, all loads issued before any is used (staged_rows.glsl);
-//  2. it stores the pieces to shared memory; barrier;
-//  3. it takes units of 32 values (F16: 8): per column it reads the unit's
+//  2. USE_INT_DOT: meanwhile it quantizes the segment's activations to 8-bit
+//     blocks in shared memory (unit_dot_q8.glsl);
+//  3. it stores the pieces to shared memory; barrier;
+//  4. it takes units of 32 values (F16: 8): per column it reads the unit's
 //     activations once, and dots them with the unit of every row
-//     (staged_units.glsl, unit_dot_f32.glsl).
+//     (staged_units.glsl; integer or float products: unit_dot_*.glsl).
 // The ROWS x NCOLS sums are then reduced over the workgroup (reduce.glsl).
 // The host picks WG (the segment's units, within 32..128), ROWS and SEG
 // (vk_matvec_plan.cpp), so that the shared memory fits the device.
@@ -37,7 +39,11 @@ vec4 act4(uint a) {
 
 #include "staged_rows.glsl"
 #include "staged_units.glsl"
+#ifdef USE_INT_DOT
+#include "unit_dot_q8.glsl"
+#else
 #include "unit_dot_f32.glsl"
+#endif
 #include "reduce.glsl"
 
 // acc += the staged segment at k0 (len values) times the activations.
@@ -70,10 +76,13 @@ void main() {
     g.offset = k0 / BLOCK * BLOCK_BYTES;
     g.nbytes = len / BLOCK * BLOCK_BYTES;
     stage_load(g);
+#ifdef USE_INT_DOT
+    quantize_segment(k0, len);
+#endif
     stage_store(g);
     barrier();
     dot_segment(g, k0, len);
-    barrier();  // before the next segment overwrites the staged rows
+    barrier();  // before the next segment overwrites the staged rows and codes
   }
 
   reduce_sums();

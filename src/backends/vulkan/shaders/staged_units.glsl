@@ -1,5 +1,5 @@
 // A unit of a staged weight row (staged_rows.glsl) decoded to codes and
-// scales (dotted by unit_dot_f32.glsl):
+// scales, for both kinds of activations (unit_dot_f32.glsl, unit_dot_q8.glsl):
 // 32 values of a quantized row (one activation block), 8 of an F16 row.
 // Layouts as include/polyinfer/quant_blocks.hpp: Q4_0 d, 16 bytes of nibbles
 // (byte l: values l and l + 16); Q8_0 d, 32 signed bytes; Q4_K/Q5_K d, dmin,

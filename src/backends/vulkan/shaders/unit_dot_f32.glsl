@@ -1,4 +1,5 @@
-// Float activations for mul_mat_vec_staged.comp: a unit's activations of one
+// Float activations for mul_mat_vec_staged.comp (devices without integer dot
+// products, and Q8_0 and F16 rows everywhere): a unit's activations of one
 // column as vec4s, read from src1 once per workgroup and dotted with every
 // staged row. Needs staged_units.glsl, act4() and acol[].
 
