@@ -15,13 +15,17 @@
 namespace polyinfer::conformance {
 namespace {
 
-enum class RowLen { kShort, kLong, kVeryLong };
+enum class RowLen { kShort, kLong, kVeryLong, kSegments, kFull };
 
 struct MatShape {
   std::string name;
   int64_t n, m;     // weight rows, activation columns
   int64_t b2, b2a;  // batch of W and of A (b2a a multiple of b2)
   RowLen len = RowLen::kShort;
+  // W and A start 4 bytes past a 16-byte boundary, W with 4 bytes between
+  // rows: row starts at other offsets within 16 bytes than the blocks alone
+  // give (always 0 for Q4_K), word-aligned as every backend may assume.
+  bool unaligned = false;
 };
 
 // Row lengths: several blocks (an odd count of 32-blocks, two super-blocks),
@@ -29,13 +33,34 @@ struct MatShape {
 // units (blocks, 8-value groups) than a decode workgroup has invocations, an
 // odd count of them, and for plain types a ragged end. Very long rows span
 // three of the CUDA decode kernel's staged segments (4,096 values; 2,048 for
-// F16), the last one partial, so that several warps share a row.
+// F16), the last one partial, so that several warps share a row. kSegments
+// rows are longer than the Vulkan matrix-vector kernel stages at once (up to
+// 4,096 values of Q4_0 and Q4_K, 2,048 of Q5_K, Q6_K and Q8_0, 1,024 of F16)
+// and no multiple of that; kFull rows (4,096) are whole segments of the
+// longest kind, that kernel's largest shared memory. Both plain lengths are
+// multiples of 8, as its F16 path needs.
 int64_t k_for(GgmlType type, RowLen len) {
   const int64_t block = traits(type).block_size;
+  if (len == RowLen::kFull) return 4096;
   const int i = static_cast<int>(len);
-  if (block == 1) return std::array<int64_t, 3>{97, 1029, 4133}[i];
-  if (block == 32) return std::array<int64_t, 3>{5, 77, 301}[i] * 32;
-  return std::array<int64_t, 3>{2, 11, 37}[i] * 256;
+  if (block == 1) return std::array<int64_t, 4>{97, 1029, 4133, 2072}[i];
+  if (block == 32) return std::array<int64_t, 4>{5, 77, 301, 131}[i] * 32;
+  return std::array<int64_t, 4>{2, 11, 37, 19}[i] * 256;
+}
+
+// W [k, n, b2] laid out as the shape says.
+HostTensor weights(GgmlType type, const MatShape& s, int64_t k) {
+  if (!s.unaligned) return contiguous(type, {k, s.n, s.b2, 1});
+  const uint64_t row = row_size(type, k) + 4;
+  const Strides nb{traits(type).type_size, row, row * s.n, row * s.n * s.b2};
+  return strided(type, {k, s.n, s.b2, 1}, nb, kLeadBytes + 4, kLeadBytes + 4 + nb[3]);
+}
+// A [k, m, b2a] laid out as the shape says.
+HostTensor activations(const MatShape& s, int64_t k) {
+  if (!s.unaligned) return contiguous(GgmlType::F32, {k, s.m, s.b2a, 1});
+  const uint64_t row = 4 * static_cast<uint64_t>(k);
+  const Strides nb{4, row, row * s.m, row * s.m * s.b2a};
+  return strided(GgmlType::F32, {k, s.m, s.b2a, 1}, nb, kLeadBytes + 4, kLeadBytes + 4 + nb[3]);
 }
 
 struct MulMatCase {
@@ -55,9 +80,9 @@ TEST_P(MulMat, MatchesReference) {
   const std::string name = std::string(type_name(type)) + "/" + s.name;
   Rng rng(case_seed("MUL_MAT/" + name));
   const int64_t k = k_for(type, s.len);
-  HostTensor w = contiguous(type, {k, s.n, s.b2, 1});
+  HostTensor w = weights(type, s, k);
   fill_weights(w, rng);
-  HostTensor a = contiguous(GgmlType::F32, {k, s.m, s.b2a, 1});
+  HostTensor a = activations(s, k);
   fill_normal(a, rng);
   HostTensor dst = contiguous(GgmlType::F32, {s.n, s.m, s.b2a, 1});
   pi_node node{};
@@ -95,6 +120,17 @@ const MatShape kShapes[] = {
     {"cols3_very_long", 9, 3, 1, 1, RowLen::kVeryLong},
     {"cols5_long", 19, 5, 1, 1, RowLen::kLong},
     {"cols8", 23, 8, 1, 1},
+    // Enough rows for several per workgroup (the Vulkan matrix-vector kernels
+    // take up to 8, fewer with more columns or fewer rows), the last
+    // workgroup's rows partly past the end.
+    {"vector_rows", 2051, 1, 1, 1, RowLen::kFull},
+    {"cols3_rows", 1029, 3, 1, 1},
+    {"cols8_rows", 601, 8, 1, 1},
+    // Rows staged in several segments, also with 2 columns.
+    {"vector_segments", 1031, 1, 1, 1, RowLen::kSegments},
+    {"cols2_segments", 515, 2, 1, 1, RowLen::kSegments},
+    {"vector_unaligned", 1031, 1, 1, 1, RowLen::kSegments, true},
+    {"cols2_unaligned", 515, 2, 1, 1, RowLen::kLong, true},
     {"matrix", 67, 19, 1, 1},         // ragged against any tile size
     {"batch_broadcast", 5, 3, 2, 4},  // B2' = 2 x B2
 };

@@ -15,6 +15,7 @@ pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
   p2.pNext = &sg;
   vkGetPhysicalDeviceProperties2(pd, &p2);
   limits = p2.properties.limits;
+  features.max_shared = limits.maxComputeSharedMemorySize;
   features.subgroup_size = sg.subgroupSize;
   // The subgroup reduction needs arithmetic ops in compute shaders and a
   // workgroup of 64 that splits into at most 64 subgroups (any size >= 1 does).
@@ -95,7 +96,8 @@ VkPipeline pi_device_s::pipeline(const polyinfer::vk::PipelineKey& key) {
     mi.pCode = code->words;
     check(vkCreateShaderModule(device, &mi, nullptr, &mod), "vkCreateShaderModule");
   }
-  VkSpecializationMapEntry entries[4] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {3, 12, 4}};
+  VkSpecializationMapEntry entries[std::tuple_size_v<polyinfer::vk::SpecConstants>];
+  for (uint32_t i = 0; i < key.n_spec; ++i) entries[i] = {i, 4 * i, 4};
   VkSpecializationInfo si{key.n_spec, entries, key.n_spec * 4u, key.spec.data()};
   VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;

@@ -4,14 +4,15 @@
 #pragma once
 #include <vulkan/vulkan.h>
 
-#include <array>
 #include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "backends/vulkan/vk_features.hpp"
 #include "backends/vulkan/vk_memory.hpp"
+#include "backends/vulkan/vk_ops.hpp"
 #include "backends/vulkan/vk_profiler.hpp"
 #include "polyinfer/backend/abi.h"
 
@@ -19,14 +20,9 @@ namespace polyinfer::vk {
 
 struct RecordedGraph;  // vk_graph.hpp
 
-struct Features {
-  bool subgroup_arith = false;  // subgroupAdd in compute shaders
-  uint32_t subgroup_size = 0;
-};
-
 struct PipelineKey {
   std::string shader;
-  std::array<uint32_t, 4> spec{};
+  SpecConstants spec{};
   uint32_t n_spec = 0;
   bool operator<(const PipelineKey& o) const {
     return std::tie(shader, spec, n_spec) < std::tie(o.shader, o.spec, o.n_spec);

@@ -42,7 +42,10 @@ ByteRange bytes_of(const pi_tensor& t) {
 // synchronization validation each tensor is bound to its own bytes instead:
 // the layer takes a descriptor's range as what a dispatch reads or writes, so
 // it can then check the barriers that plan_graph leaves out.
-Binding bind(pi_device dev, const pi_tensor& t, uint32_t node, const char* role) {
+// A binding starts at a multiple of `piece` bytes and spans whole pieces:
+// 16 for MUL_MAT's weights, which the matrix-vector shader reads as the
+// 16-byte pieces around each row (shaders/staged_rows.glsl), 4 (words) else.
+Binding bind(pi_device dev, const pi_tensor& t, uint64_t piece, uint32_t node, const char* role) {
   const auto* buf = reinterpret_cast<const pi_buffer_s*>(t.buffer);
   const uint64_t extent = tensor_extent(t);
   if (t.offset + extent > buf->size) {
@@ -51,13 +54,13 @@ Binding bind(pi_device dev, const pi_tensor& t, uint32_t node, const char* role)
   }
   const Block& block = *buf->alloc.block;
   const uint64_t start = buf->alloc.offset + t.offset;
-  const uint64_t align = std::max<uint64_t>(dev->limits.minStorageBufferOffsetAlignment, 4);
-  const uint64_t max_range = dev->limits.maxStorageBufferRange / 4 * 4;
+  const uint64_t align = std::max<uint64_t>(dev->limits.minStorageBufferOffsetAlignment, piece);
+  const uint64_t max_range = dev->limits.maxStorageBufferRange / piece * piece;
   Binding b;
   b.buffer = block.buffer;
   if (instance().sync_validation) {
     b.desc_offset = start / align * align;
-    b.range = std::min(block.size, (start + extent + 3) / 4 * 4) - b.desc_offset;
+    b.range = std::min(block.size, (start + extent + piece - 1) / piece * piece) - b.desc_offset;
     b.offset = static_cast<uint32_t>(start - b.desc_offset);
     return b;
   }
@@ -95,7 +98,7 @@ GraphPlan plan_graph(pi_device dev, const pi_graph& g, bool serialize) {
     const pi_node& n = g.nodes[i];
     NodePlan& np = plan.nodes[i];
     std::string why;
-    if (!plan_node(n, dev->features.subgroup_arith, &np.op, &why)) {
+    if (!plan_node(n, dev->features, &np.op, &why)) {
       throw VkError(PI_ERR_UNSUPPORTED, "Vulkan backend: node " + std::to_string(i) + " (" +
                                             pi_op_name(n.op) + ") is not supported: " + why);
     }
@@ -103,7 +106,8 @@ GraphPlan plan_graph(pi_device dev, const pi_graph& g, bool serialize) {
     size_t n_reads = 0;
     for (int s = 0; s < 5; ++s) {
       const int from = used(n, s) ? s : 4;
-      np.slots[s] = bind(dev, tensor_of(n, from), i, kRoles[from]);
+      const uint64_t piece = n.op == PI_OP_MUL_MAT && from == 0 ? 16 : 4;
+      np.slots[s] = bind(dev, tensor_of(n, from), piece, i, kRoles[from]);
       if (s < 4 && from == s) reads[n_reads++] = bytes_of(n.src[s]);
     }
     if (n.op == PI_OP_MUL_MAT) np.op.spec[2] = activations_vec4(np.slots[1], n.src[1]) ? 1 : 0;

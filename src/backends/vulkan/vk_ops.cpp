@@ -1,10 +1,11 @@
 #include "backends/vulkan/vk_ops.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <numbers>
+
+#include "backends/vulkan/vk_matvec_plan.hpp"
 
 namespace polyinfer::vk {
 namespace {
@@ -128,56 +129,16 @@ void rope_extra(const pi_node& n, OpPlan* p) {
   p->extra[4] = fbits(1.0f + 0.1f * std::log(1.0f / freq_scale));
 }
 
-// MUL_MAT. Up to kVecCols activation columns (decode): the matrix-vector shader,
-// vec_rows weight rows per workgroup against all columns (the column count is a
-// specialization constant, so each count gets its own unrolled pipeline).
-// More columns: the tiled GEMM, one workgroup per 64 x 64 output tile.
-constexpr int64_t kVecCols = 8;
+// MUL_MAT with more than kMatvecCols columns (prefill): the tiled GEMM, one
+// workgroup per 64 x 64 output tile.
 constexpr uint64_t kTile = 64;  // BM = BN in shaders/mul_mat_mm.comp
-// NROWS in shaders/mul_mat_vec.comp.
-uint64_t vec_rows(int64_t cols) {
-  return cols <= 2 ? 4 : 2;
-}
-// Elements per unit of shaders/mul_mat_vec.comp (unit_size there); 1 for the
-// types it reads element by element.
-uint64_t vec_unit(uint32_t type) {
-  switch (type) {
-    case 0:
-      return 4;
-    case 1:
-    case 2:
-    case 8:
-      return 8;
-    case 14:
-      return 32;
-    case 12:
-    case 13:
-      return 64;
-    default:
-      return 1;
-  }
-}
-// The workgroup size (spec constant 3): the power of two that gives every
-// invocation one unit of a row, within 32..256. A fixed 64 left invocations
-// idle on short rows and serialized long ones.
-uint32_t vec_workgroup(uint32_t type, int64_t k) {
-  const uint64_t units = std::max<uint64_t>(static_cast<uint64_t>(k) / vec_unit(type), 1);
-  return static_cast<uint32_t>(std::clamp<uint64_t>(std::bit_ceil(units), 32, 256));
-}
-void plan_mul_mat(const pi_node& n, bool subgroup_arith, OpPlan* p) {
+void plan_mul_mat(const pi_node& n, const Features& features, OpPlan* p) {
   const pi_tensor& d = n.dst;
-  const uint64_t batches = static_cast<uint64_t>(d.ne[2] * d.ne[3]);
-  if (d.ne[1] <= kVecCols) {
-    const uint64_t rows = vec_rows(d.ne[1]);
-    const uint64_t row_groups = (static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows;
-    *p = {subgroup_arith ? "mul_mat_vec_subgroup" : "mul_mat_vec",
-          {n.src[0].type, static_cast<uint32_t>(d.ne[1]), 0,
-           vec_workgroup(n.src[0].type, n.src[0].ne[0])},
-          4,
-          row_groups * batches,
-          {}};
+  if (d.ne[1] <= kMatvecCols) {
+    plan_matvec(n, features, p);
     return;
   }
+  const uint64_t batches = static_cast<uint64_t>(d.ne[2] * d.ne[3]);
   const uint64_t tiles = ((static_cast<uint64_t>(d.ne[0]) + kTile - 1) / kTile) *
                          ((static_cast<uint64_t>(d.ne[1]) + kTile - 1) / kTile);
   *p = {"mul_mat_mm", {n.src[0].type, 0, 0, 0}, 3, tiles * batches, {}};
@@ -193,7 +154,7 @@ uint64_t tensor_extent(const pi_tensor& t) {
   return last;
 }
 
-bool plan_node(const pi_node& n, bool subgroup_arith, OpPlan* p, std::string* why) {
+bool plan_node(const pi_node& n, const Features& features, OpPlan* p, std::string* why) {
   *p = OpPlan{};
   const pi_tensor &s0 = n.src[0], &s1 = n.src[1], &s2 = n.src[2], &s3 = n.src[3], &d = n.dst;
   if (n.op >= PI_OP_COUNT) return fail(why, "unknown op");
@@ -213,7 +174,11 @@ bool plan_node(const pi_node& n, bool subgroup_arith, OpPlan* p, std::string* wh
     case PI_OP_RMS_NORM:
     case PI_OP_NORM:
       if (!f32_rows(s0) || !f32_rows(d) || !same_shape(s0, d)) return fail(why, "F32 rows only");
-      *p = {subgroup_arith ? "norm_subgroup" : "norm", {}, 0, static_cast<uint64_t>(nrows(s0)), {}};
+      *p = {features.subgroup_arith ? "norm_subgroup" : "norm",
+            {},
+            0,
+            static_cast<uint64_t>(nrows(s0)),
+            {}};
       p->extra[0] = n.op == PI_OP_NORM ? 1 : 0;
       return true;
     case PI_OP_MUL_MAT:
@@ -222,7 +187,7 @@ bool plan_node(const pi_node& n, bool subgroup_arith, OpPlan* p, std::string* wh
           d.ne[1] != s1.ne[1] || d.ne[2] != s1.ne[2] || d.ne[3] != s1.ne[3] ||
           s1.ne[2] % s0.ne[2] != 0 || s1.ne[3] % s0.ne[3] != 0)
         return fail(why, "shapes");
-      plan_mul_mat(n, subgroup_arith, p);
+      plan_mul_mat(n, features, p);
       return true;
     case PI_OP_ADD:
     case PI_OP_MUL:

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/vulkan/vk_features.hpp"
 #include "polyinfer/backend/abi.h"
 
 namespace polyinfer::vk {
@@ -16,16 +17,19 @@ namespace polyinfer::vk {
 constexpr uint32_t kParamWords = 80;
 constexpr uint32_t kExtraBase = 61;
 
+// Specialization constants 0..n_spec - 1 of a shader.
+using SpecConstants = std::array<uint32_t, 6>;
+
 struct OpPlan {
-  const char* shader = nullptr;    // name in the embedded shader table
-  std::array<uint32_t, 4> spec{};  // constant_id 0..3 of the shader
+  const char* shader = nullptr;  // name in the embedded shader table
+  SpecConstants spec{};
   uint32_t n_spec = 0;
   uint64_t groups = 0;  // workgroups (of 64 invocations unless a spec constant says)
   std::array<uint32_t, kParamWords - kExtraBase> extra{};
 };
 
 // true and a plan if the Vulkan backend runs this node; false and a reason if not.
-bool plan_node(const pi_node& n, bool subgroup_arith, OpPlan* plan, std::string* why);
+bool plan_node(const pi_node& n, const Features& features, OpPlan* plan, std::string* why);
 
 // Bytes from a tensor's first byte to one past its last (for block types nb[0]
 // is the block size and ne[0] counts elements).

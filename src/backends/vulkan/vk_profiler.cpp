@@ -48,15 +48,16 @@ long long ll(int64_t v) {
   return static_cast<long long>(v);
 }
 
-// Op, types and the shape that sets the work. FLASH_ATTN leaves out the KV
-// length, which grows every decode step and would give each step a row.
-std::string node_key(const pi_node& n) {
+// Op, types and the shape that sets the work (MUL_MAT: and the shader).
+// FLASH_ATTN leaves out the KV length, which grows every decode step and
+// would give each step a row.
+std::string node_key(const pi_node& n, const char* shader) {
   const pi_tensor &s0 = n.src[0], &s1 = n.src[1], &d = n.dst;
   char buf[192];
   switch (n.op) {
     case PI_OP_MUL_MAT:
-      std::snprintf(buf, sizeof buf, "MUL_MAT %s %lldx%lld * %lld", type_name(s0.type),
-                    ll(s0.ne[0]), ll(s0.ne[1]), ll(s1.ne[1] * s1.ne[2] * s1.ne[3]));
+      std::snprintf(buf, sizeof buf, "MUL_MAT %s %lldx%lld * %lld %s", type_name(s0.type),
+                    ll(s0.ne[0]), ll(s0.ne[1]), ll(s1.ne[1] * s1.ne[2] * s1.ne[3]), shader);
       break;
     case PI_OP_FLASH_ATTN:
       std::snprintf(buf, sizeof buf, "FLASH_ATTN %s D%lld H%lld/%lld T%lld", type_name(s1.type),
@@ -97,10 +98,11 @@ TimestampCaps timestamp_caps(VkPhysicalDevice pd, uint32_t queue_family) {
   return c;
 }
 
-std::vector<std::string> Profiler::node_keys(const pi_graph& g) {
+std::vector<std::string> Profiler::node_keys(const pi_graph& g,
+                                             const std::vector<const char*>& shaders) {
   std::vector<std::string> keys;
   keys.reserve(g.n_nodes);
-  for (uint32_t i = 0; i < g.n_nodes; ++i) keys.push_back(node_key(g.nodes[i]));
+  for (uint32_t i = 0; i < g.n_nodes; ++i) keys.push_back(node_key(g.nodes[i], shaders[i]));
   return keys;
 }
 

@@ -32,8 +32,10 @@ class Profiler {
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;
 
-  // The key every node of g is summed under, in graph order.
-  static std::vector<std::string> node_keys(const pi_graph& g);
+  // The key every node of g is summed under, in graph order; shaders[i] runs
+  // node i (a MUL_MAT's key names it: which matrix-vector path ran).
+  static std::vector<std::string> node_keys(const pi_graph& g,
+                                            const std::vector<const char*>& shaders);
   // After the submission's fence signalled: folds the timestamp pairs 2i, 2i+1
   // of `pool` into the sums of keys[i].
   void add_nodes(VkDevice dev, VkQueryPool pool, const std::vector<std::string>& keys,

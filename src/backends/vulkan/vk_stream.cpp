@@ -209,7 +209,11 @@ void pi_stream_s::submit_graph(const pi_graph& g) {
   // Not in flight, so its parameter words are the host's to rewrite; the
   // submit makes the (coherent) writes visible to the device.
   polyinfer::vk::write_params(g, plan, static_cast<uint32_t*>(p.recording->params.mapped));
-  if (p.recording->queries) p.profile_keys = polyinfer::vk::Profiler::node_keys(g);
+  if (p.recording->queries) {
+    std::vector<const char*> shaders;
+    for (const auto& np : plan.nodes) shaders.push_back(np.op.shader);
+    p.profile_keys = polyinfer::vk::Profiler::node_keys(g, shaders);
+  }
   ++p.recording->in_flight;
   VkCommandBuffer cmd = p.recording->cmd;
   submit(std::move(p), cmd);

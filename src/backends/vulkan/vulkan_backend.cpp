@@ -68,12 +68,26 @@ int compute_family(VkPhysicalDevice pd) {
   return -1;
 }
 
-// "subgroup=0" turns the subgroup paths off, so a device that has them can
-// also run (and test) the fallbacks. Other keys are for other backends.
-bool subgroup_option(const char* options) {
+// "subgroup=0" turns the subgroup paths off and "intdot=0" the integer dot
+// products, so that a device that has them also runs (and tests) the
+// fallbacks. Other keys are for other backends.
+bool option_on(const char* options, const char* name) {
   if (options == nullptr) return true;
-  const char* at = std::strstr(options, "subgroup=");
-  return at == nullptr || at[9] != '0';
+  const std::string key = std::string(name) + "=";
+  const char* at = std::strstr(options, key.c_str());
+  return at == nullptr || at[key.size()] != '0';
+}
+
+// Integer dot products in shaders (VK_KHR_shader_integer_dot_product). Core in
+// Vulkan 1.3, taken here as the extension: the instance asks for 1.2.
+bool has_int_dot(VkPhysicalDevice pd) {
+  if (!has_device_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) return false;
+  VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.pNext = &dot;
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  return dot.shaderIntegerDotProduct == VK_TRUE;
 }
 
 pi_status device_open(int index, const char* options, pi_device* out) {
@@ -102,11 +116,22 @@ pi_status device_open(int index, const char* options, pi_device* out) {
     di.queueCreateInfoCount = 1;
     di.pQueueCreateInfos = &qi;
     di.pEnabledFeatures = &enable;
+    const bool int_dot = option_on(options, "intdot") && has_int_dot(pd);
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+    dot.shaderIntegerDotProduct = VK_TRUE;
+    const char* const dot_ext = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+    if (int_dot) {
+      di.pNext = &dot;
+      di.enabledExtensionCount = 1;
+      di.ppEnabledExtensionNames = &dot_ext;
+    }
     VkDevice device = VK_NULL_HANDLE;
     check(vkCreateDevice(pd, &di, nullptr, &device), "vkCreateDevice");
     try {
       *out = new pi_device_s(pd, device, static_cast<uint32_t>(family));
-      if (!subgroup_option(options)) (*out)->features.subgroup_arith = false;
+      if (!option_on(options, "subgroup")) (*out)->features.subgroup_arith = false;
+      (*out)->features.int_dot = int_dot;
     } catch (...) {
       vkDestroyDevice(device, nullptr);
       throw;
@@ -194,7 +219,7 @@ pi_status stream_sync(pi_stream s) {
 int supports(pi_device dev, const pi_node* node) {
   OpPlan plan;
   std::string why;
-  return node != nullptr && plan_node(*node, dev->features.subgroup_arith, &plan, &why) ? 1 : 0;
+  return node != nullptr && plan_node(*node, dev->features, &plan, &why) ? 1 : 0;
 }
 
 pi_status graph_submit(pi_stream s, const pi_graph* graph) {

@@ -1,0 +1,148 @@
+#include "backends/vulkan/vk_matvec_plan.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace polyinfer::vk {
+namespace {
+
+constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14;
+
+// ---- shaders/mul_mat_vec_staged.comp ----------------------------------------
+
+// A weight type the staged kernel reads: values and bytes per block, the
+// longest segment (values of a row staged at once: 1.4-2.3 KB) and the most
+// rows per workgroup. Types with more bytes per value get fewer rows, so that
+// an invocation's share of the pieces (about rows x bytes per 32 values / 16)
+// stays near 10 registers of 16 bytes.
+struct StagedFormat {
+  uint32_t block, bytes, seg, rows;
+};
+bool staged_format(uint32_t type, int64_t k, StagedFormat* f) {
+  switch (type) {
+    case kF16:  // units of 8 values: rows of other lengths go to mul_mat_vec.comp
+      *f = {1, 2, 1024, 8};
+      return k % 8 == 0;
+    case kQ4_0:
+      *f = {32, 18, 4096, 8};
+      return true;
+    case kQ8_0:
+      *f = {32, 34, 2048, 4};
+      return true;
+    case kQ4_K:
+      *f = {256, 144, 4096, 8};
+      return true;
+    case kQ5_K:
+      *f = {256, 176, 2048, 4};
+      return true;
+    case kQ6_K:
+      *f = {256, 210, 2048, 4};
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Values per unit (UNIT in shaders/staged_units.glsl).
+uint32_t unit_values(uint32_t type) {
+  return type == kF16 ? 8 : 32;
+}
+
+// Types dotted with 8-bit activations where the device has integer dot
+// products. Q8_0 is not: with 8-bit activation codes a model oracle flipped
+// on the CPU and on CUDA (CUDA adds residual codes; here Q8_0 keeps floats).
+bool int_dot_type(uint32_t type) {
+  return type == kQ4_0 || type == kQ4_K || type == kQ5_K || type == kQ6_K;
+}
+
+// Segment length: the row split into the fewest segments of at most f.seg
+// values, as even as the block allows (14336 values of Q4_0: 4 x 3584, not
+// 3 x 4096 + 2048, whose last segment would leave half the workgroup idle).
+uint32_t staged_seg(const StagedFormat& f, uint32_t type, int64_t k) {
+  const uint64_t step = std::max(f.block, unit_values(type));
+  const uint64_t n = (static_cast<uint64_t>(k) + f.seg - 1) / f.seg;
+  const uint64_t len = (static_cast<uint64_t>(k) + n - 1) / n;
+  return static_cast<uint32_t>((len + step - 1) / step * step);
+}
+
+// Shared memory of the staged kernel, as its declarations add up: the row
+// slots (staged_rows.glsl), the activation codes (unit_dot_q8.glsl) and the
+// reduction (reduce.glsl).
+uint64_t staged_shared(const StagedFormat& f, uint32_t seg, uint32_t rows, int64_t cols,
+                       bool int_dot) {
+  const uint64_t slot16 = (seg / f.block * f.bytes + 30) / 16;
+  uint64_t bytes = 4 * (rows * slot16 * 4 + 4) + 4 * static_cast<uint64_t>(rows * cols) * 32;
+  if (int_dot) bytes += static_cast<uint64_t>(cols) * (seg / 32) * (32 + 8);
+  return bytes;
+}
+
+// Whether the reduction may use subgroups: reduce.glsl keeps 32 subgroup
+// totals per value.
+bool subgroup_reduce(const Features& f, uint32_t wg) {
+  return f.subgroup_arith && f.subgroup_size > 0 && wg <= 32 * f.subgroup_size;
+}
+
+// Rows per workgroup, within what the format allows: at most 16 sums per
+// invocation (registers), and at least ~256 workgroups when the matrix has
+// the rows (the K and V projections of a 1B model have 512), so that a
+// small product still spreads over the GPU. Not measured on the H200 yet.
+uint32_t staged_rows(const StagedFormat& f, int64_t n, int64_t cols) {
+  const uint32_t by_cols = cols <= 2 ? 8 : cols <= 4 ? 4 : 2;
+  const uint32_t by_n = std::bit_floor(static_cast<uint32_t>(std::clamp<int64_t>(n / 256, 1, 8)));
+  return std::min({f.rows, by_cols, by_n});
+}
+
+void plan_staged(const pi_node& n, const StagedFormat& f, const Features& feat, OpPlan* p) {
+  const pi_tensor &w = n.src[0], &d = n.dst;
+  const uint32_t type = w.type, cols = static_cast<uint32_t>(d.ne[1]);
+  const uint32_t seg = staged_seg(f, type, w.ne[0]);
+  const bool int_dot = feat.int_dot && int_dot_type(type) && cols <= 2;
+  uint32_t rows = staged_rows(f, d.ne[0], cols);
+  // Fewer rows until the shared memory fits the device. One row fits the
+  // 16 KiB every device has (the most: Q4_0 with 2 columns of codes, 12.5 KiB).
+  while (staged_shared(f, seg, rows, cols, int_dot) > feat.max_shared && rows > 1) rows /= 2;
+  const uint32_t wg = std::clamp<uint32_t>(std::bit_ceil(seg / unit_values(type)), 32, 128);
+  static const char* const kNames[2][2] = {
+      {"mul_mat_vec_staged", "mul_mat_vec_staged_subgroup"},
+      {"mul_mat_vec_staged_dot", "mul_mat_vec_staged_dot_subgroup"}};
+  const uint64_t groups = (static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows;
+  *p = {kNames[int_dot][subgroup_reduce(feat, wg)],
+        {type, cols, 0, wg, rows, seg},
+        6,
+        groups * static_cast<uint64_t>(d.ne[2] * d.ne[3]),
+        {}};
+}
+
+// ---- shaders/mul_mat_vec.comp (the other types) -----------------------------
+
+// NROWS there: few columns leave registers for more rows.
+uint32_t element_rows(int64_t cols) {
+  return cols <= 2 ? 4 : 2;
+}
+// The workgroup size: the power of two that gives every invocation one unit
+// of a row (F32: 4 values; the rest one), within 32..256.
+uint32_t element_workgroup(uint32_t type, int64_t k) {
+  const uint64_t unit = type == kF32 ? 4 : 1;
+  const uint64_t units = std::max<uint64_t>(static_cast<uint64_t>(k) / unit, 1);
+  return static_cast<uint32_t>(std::clamp<uint64_t>(std::bit_ceil(units), 32, 256));
+}
+
+}  // namespace
+
+void plan_matvec(const pi_node& n, const Features& features, OpPlan* p) {
+  const pi_tensor &w = n.src[0], &d = n.dst;
+  StagedFormat f;
+  if (staged_format(w.type, w.ne[0], &f)) {
+    plan_staged(n, f, features, p);
+    return;
+  }
+  const uint32_t rows = element_rows(d.ne[1]), wg = element_workgroup(w.type, w.ne[0]);
+  const uint64_t groups = (static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows;
+  *p = {subgroup_reduce(features, wg) ? "mul_mat_vec_subgroup" : "mul_mat_vec",
+        {w.type, static_cast<uint32_t>(d.ne[1]), 0, wg},
+        4,
+        groups * static_cast<uint64_t>(d.ne[2] * d.ne[3]),
+        {}};
+}
+
+}  // namespace polyinfer::vk

@@ -1,0 +1,16 @@
+// How MUL_MAT with at most kMatvecCols activation columns (decode) runs: which
+// matrix-vector shader, its specialization constants and workgroup count.
+#pragma once
+#include "backends/vulkan/vk_features.hpp"
+#include "backends/vulkan/vk_ops.hpp"
+#include "polyinfer/backend/abi.h"
+
+namespace polyinfer::vk {
+
+constexpr int64_t kMatvecCols = 8;
+
+// Plans a MUL_MAT node that plan_node() has checked (types, shapes) and
+// whose destination has at most kMatvecCols columns.
+void plan_matvec(const pi_node& n, const Features& features, OpPlan* p);
+
+}  // namespace polyinfer::vk
