@@ -14,13 +14,13 @@ constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ5_K =
 // longest segment (values of a row staged at once) and the most rows per
 // workgroup. Q4_0 and the K-quants stage 1,024 values of 4 rows, which makes
 // a workgroup one subgroup of 32 (a unit of 32 values each): on the H200
-// (session 8, POLYINFER_VULKAN tg64 of gen-model llama-8b) Q4_0 110.6 tok/s
-// against 81.4 with 4,096 values of 8 rows (wg 128) and 102.5 with 2,048 of 4;
-// Q4_K_M 98.9 against 72.8 and 94.2; llama-1b Q4_0 339 against 272. Small
-// workgroups wait at cheaper barriers and more of them share an SM. F16 and
-// Q8_0 keep their first plan (not measured): an invocation's share of the
-// pieces (about rows x bytes per 32 values / 16) stays near 10 registers of
-// 16 bytes.
+// (BENCHMARKS.md, Vulkan session 8: tg64 of gen-model llama-8b) Q4_0 110.6
+// tok/s against 102.5 with 2,048 values of 4 rows and 81.4 (tg128) with 4,096
+// values of 8 rows (wg 128); Q4_K_M 98.9 against 94.2 and 67.1; llama-1b
+// Q4_0 339 against 328 and 272. Small workgroups wait at cheaper barriers
+// and more of them share an SM. F16 and Q8_0 keep their first plan (not
+// measured): an invocation's share of the pieces (about rows x bytes per 32
+// values / 16) stays near 10 registers of 16 bytes.
 struct StagedFormat {
   uint32_t block, bytes, seg, rows;
 };
