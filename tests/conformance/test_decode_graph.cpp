@@ -1,15 +1,16 @@
 // One llama decode step's attention and feed-forward nodes as one graph, the
 // way a model submits them (ADD, RMS_NORM, MUL, MUL_MAT x3, ROPE x2, CPY x2
-// into the KV cache, FLASH_ATTN, SWIGLU, MUL_MAT), so that a backend that
-// fuses consecutive nodes runs its fused units here without a model. ROPE K's
+// into the KV cache, FLASH_ATTN, MUL_MAT over its heads seen as one column,
+// MUL_MAT gate and up, SWIGLU, MUL_MAT down), so that a backend that fuses
+// consecutive nodes runs its fused units here without a model. ROPE K's
 // output lies over Q's bytes, which die at ROPE Q, as the memory plan puts
 // them. Every node's output (its final bytes: later nodes may overwrite an
 // intermediate) is compared
 //   * with the same backend opened with `fusion=0` (unfused launches; backends
 //     without fusion ignore the key): F16 weights give the same float32 math
 //     both ways, so 1e-5 of the tensor's largest magnitude; Q4_0 weights
-//     quantize the activations to 8 bits in the fused norm or SWIGLU kernel
-//     and in the product's own kernel, where one rounding may land on the
+//     quantize the activations to 8 bits in the fused norm, attention or
+//     SWIGLU kernel and in the product's own kernel, where one rounding may land on the
 //     other side of a code (1/127 of a block's largest value), so 1e-2 after
 //     the first product;
 //   * with the CPU backend, loosely (its F16/Q8 activation rounding differs):
@@ -35,10 +36,10 @@ constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2, kKv = kD * kKv
 constexpr uint64_t kSlot = 4 * kEmbd;  // bytes per intermediate in the arena
 
 // Intermediates' slots in the arena; ROPE K writes over Q (slot kQ).
-enum Slot : int { kSum, kNorm, kXn, kQ, kK, kV, kRq, kO, kSw, kY, kSlots };
+enum Slot : int { kSum, kNorm, kXn, kQ, kK, kV, kRq, kO, kAo, kGate, kUp, kSw, kY, kSlots };
 
 struct Inputs {
-  HostTensor x, res, wn, wq, wk, wv, wd, kc, vc, mask, pos;
+  HostTensor x, res, wn, wq, wk, wv, wo, wg, wu, wd, kc, vc, mask, pos;
 };
 
 Inputs make_inputs(GgmlType wtype, int64_t n_kv, Rng& rng) {
@@ -49,12 +50,21 @@ Inputs make_inputs(GgmlType wtype, int64_t n_kv, Rng& rng) {
             contiguous(wtype, {kEmbd, kKv, 1, 1}),
             contiguous(wtype, {kEmbd, kKv, 1, 1}),
             contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
+            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
+            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
+            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
             contiguous(GgmlType::F16, {kD, kKvHeads, n_kv, 1}),
             contiguous(GgmlType::F16, {kD, kKvHeads, n_kv, 1}),
             contiguous(GgmlType::F32, {n_kv, 1, 1, 1}),
             contiguous(GgmlType::I32, {1, 1, 1, 1})};
   for (HostTensor* t : {&in.x, &in.res, &in.wn, &in.kc, &in.vc}) fill_normal(*t, rng);
-  for (HostTensor* t : {&in.wq, &in.wk, &in.wv, &in.wd}) fill_weights(*t, rng);
+  // Weights of sigma 1/sqrt(K) through the reference quantizer, as a model's:
+  // the chain of five products keeps its scale (unit-sigma F16 weights
+  // overflowed the CPU's F16 activations; random K-quant blocks, whose codes
+  // have a large mean, grew the values to 1e10 and the CPU comparison's
+  // rounding differences with them).
+  for (HostTensor* t : {&in.wq, &in.wk, &in.wv, &in.wo, &in.wg, &in.wu, &in.wd})
+    fill_normal(*t, rng, 1.0 / std::sqrt(static_cast<double>(kEmbd)));
   // Some earlier positions masked; the new token's own position never.
   for (int64_t j = 0; j < n_kv; ++j) in.mask.f32(j) = j % 7 == 3 && j + 1 < n_kv ? -INFINITY : 0.0f;
   in.pos.i32(0) = static_cast<int32_t>(n_kv - 1);
@@ -112,8 +122,9 @@ Result run_step(const BackendDevice& dev, const Inputs& in, int64_t n_kv,
     return b;
   };
   const DeviceBuffer x = upload(in.x), res = upload(in.res), wn = upload(in.wn), wq = upload(in.wq),
-                     wk = upload(in.wk), wv = upload(in.wv), wd = upload(in.wd), kc = upload(in.kc),
-                     vc = upload(in.vc), mask = upload(in.mask), pos = upload(in.pos);
+                     wk = upload(in.wk), wv = upload(in.wv), wo = upload(in.wo), wg = upload(in.wg),
+                     wu = upload(in.wu), wd = upload(in.wd), kc = upload(in.kc), vc = upload(in.vc),
+                     mask = upload(in.mask), pos = upload(in.pos);
   const DeviceBuffer arena = DeviceBuffer::allocate(dev, kSlots * kSlot);
   const std::vector<uint8_t> poison(kSlots * kSlot, 0xFF);
   arena.write(0, poison.data(), poison.size());
@@ -154,7 +165,13 @@ Result run_step(const BackendDevice& dev, const Inputs& in, int64_t n_kv,
                    {q_fa, kv_view(in.kc, kc), kv_view(in.vc, vc), bind(in.mask, mask)},
                    f32_at(arena, kO, {kD, kHeads})));
   g.back().f[0] = 1.0f / std::sqrt(static_cast<float>(kD));
-  g.push_back(node(PI_OP_SWIGLU, {f32_at(arena, kO, {kEmbd}), xn}, f32_at(arena, kSw, {kEmbd})));
+  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wo, wo), f32_at(arena, kO, {kEmbd})},
+                   f32_at(arena, kAo, {kEmbd})));
+  const pi_tensor ao = f32_at(arena, kAo, {kEmbd});
+  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wg, wg), ao}, f32_at(arena, kGate, {kEmbd})));
+  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wu, wu), ao}, f32_at(arena, kUp, {kEmbd})));
+  g.push_back(node(PI_OP_SWIGLU, {f32_at(arena, kGate, {kEmbd}), f32_at(arena, kUp, {kEmbd})},
+                   f32_at(arena, kSw, {kEmbd})));
   g.push_back(node(PI_OP_MUL_MAT, {bind(in.wd, wd), f32_at(arena, kSw, {kEmbd})},
                    f32_at(arena, kY, {kEmbd})));
   for (const pi_node& n : g) {
@@ -201,10 +218,12 @@ void PrintTo(const Case& c, std::ostream* os) {
 // after the first product (8-bit activations with Q4_0 weights).
 void compare(const Result& got, const Result& want, bool quantized, double loose,
              const std::string& vs) {
-  const char* names[kSlots] = {"ADD",       "RMS_NORM",    "MUL",    "ROPE K over MUL_MAT Q",
-                               "MUL_MAT K", "MUL_MAT V",   "ROPE Q", "FLASH_ATTN",
-                               "SWIGLU",    "MUL_MAT down"};
-  const int64_t len[kSlots] = {kEmbd, kEmbd, kEmbd, kKv, kKv, kKv, kEmbd, kEmbd, kEmbd, kEmbd};
+  const char* names[kSlots] = {"ADD",         "RMS_NORM",     "MUL",        "ROPE K over MUL_MAT Q",
+                               "MUL_MAT K",   "MUL_MAT V",    "ROPE Q",     "FLASH_ATTN",
+                               "MUL_MAT O",   "MUL_MAT gate", "MUL_MAT up", "SWIGLU",
+                               "MUL_MAT down"};
+  const int64_t len[kSlots] = {kEmbd, kEmbd, kEmbd, kKv,   kKv,   kKv,  kEmbd,
+                               kEmbd, kEmbd, kEmbd, kEmbd, kEmbd, kEmbd};
   for (int s = 0; s < kSlots; ++s) {
     const double rel = loose > 0 ? loose : (s >= kQ && quantized ? 1e-2 : 1e-5);
     expect_close(got.arena.data() + s * kEmbd, want.arena.data() + s * kEmbd, len[s], rel,
@@ -233,10 +252,14 @@ TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
 }
 
 // n_kv: one block per head, two blocks and a merge, and past the short-KV
-// decode kernel (CUDA).
+// decode kernel (CUDA; there the O projection's activations are quantized
+// after the attention's merge, not in its kernel). Q4_K: two weight rows per
+// warp; Q8_0: the residual activation codes.
 INSTANTIATE_TEST_SUITE_P(Steps, DecodeGraph,
                          ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40},
-                                           Case{GgmlType::Q4_0, 100}, Case{GgmlType::F16, 300}));
+                                           Case{GgmlType::Q4_0, 100}, Case{GgmlType::F16, 300},
+                                           Case{GgmlType::Q4_0, 300}, Case{GgmlType::Q4_K, 40},
+                                           Case{GgmlType::Q8_0, 40}));
 
 }  // namespace
 }  // namespace polyinfer::conformance

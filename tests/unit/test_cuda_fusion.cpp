@@ -83,6 +83,32 @@ std::vector<pi_node> attention_nodes(int64_t tokens = 1) {
   return g;
 }
 
+// FLASH_ATTN, the O projection over its heads seen as one column, and the
+// feed-forward's gate, up, SWIGLU and down.
+std::vector<pi_node> tail_nodes(int64_t tokens = 1) {
+  const int64_t e = kEmbd, ffn = 512;
+  pi_tensor q = slot(6, {kD, tokens, kHeads});  // llama's view of Q: [D, T, H]
+  q.nb[1] = 4 * e;
+  q.nb[2] = 4 * kD;
+  const pi_tensor k = tensor(kF16, kCache, 0, {kD, 40, kKvHeads});
+  const pi_tensor v = tensor(kF16, kCache, 1 << 20, {kD, 40, kKvHeads});
+  std::vector<pi_node> g;
+  g.push_back(node(PI_OP_FLASH_ATTN, {q, k, v, tensor(kF32, kInputs, 128, {40, tokens})},
+                   slot(7, {kD, kHeads, tokens})));
+  g.push_back(node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 4096, {e, e}), slot(7, {e, tokens})},
+                   slot(8, {e, tokens})));
+  g.push_back(node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 65536, {e, ffn}), slot(8, {e, tokens})},
+                   slot(9, {ffn, tokens})));
+  g.push_back(node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 196608, {e, ffn}), slot(8, {e, tokens})},
+                   slot(10, {ffn, tokens})));
+  g.push_back(node(PI_OP_SWIGLU, {slot(9, {ffn, tokens}), slot(10, {ffn, tokens})},
+                   slot(11, {ffn, tokens})));
+  g.push_back(node(PI_OP_MUL_MAT,
+                   {tensor(kQ4_0, kWeights, 327680, {ffn, e}), slot(11, {ffn, tokens})},
+                   slot(12, {e, tokens})));
+  return g;
+}
+
 std::vector<Unit> plan(const std::vector<pi_node>& g, bool fuse = true) {
   return plan_units(pi_graph{g.data(), static_cast<uint32_t>(g.size())}, fuse);
 }
@@ -120,6 +146,38 @@ TEST(CudaFusion, PrefillKeepsRopesApart) {
   ASSERT_EQ(kinds(u),
             (std::vector<UnitKind>{UnitKind::kAddNormMul, UnitKind::kMatvecGroup, UnitKind::kSingle,
                                    UnitKind::kSingle, UnitKind::kCpyPair}));
+}
+
+// The attention kernel writes the O projection's 8-bit blocks (the product
+// reads its heads as one column); SWIGLU writes the down projection's.
+TEST(CudaFusion, DecodeTailQuantizesInAttention) {
+  const std::vector<Unit> u = plan(tail_nodes());
+  ASSERT_EQ(kinds(u),
+            (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kSingle, UnitKind::kMatvecGroup,
+                                   UnitKind::kSingle, UnitKind::kSingle}));
+  EXPECT_TRUE(u[0].quantize_next);
+  EXPECT_FALSE(u[1].quantize_next);  // the gate and up products quantize it themselves
+  EXPECT_TRUE(u[3].quantize_next);
+}
+
+// Several tokens: the O projection's columns are tokens, not the attention
+// kernel's rows, so the product quantizes its own activations.
+TEST(CudaFusion, SeveralTokensKeepTheirQuantize) {
+  EXPECT_FALSE(plan(tail_nodes(2))[0].quantize_next);
+}
+
+// Heads not of whole 8-bit blocks, or the product reading the output with
+// another shape (heads as columns): no quantize in the attention kernel.
+TEST(CudaFusion, AttentionQuantizeNeedsWholeBlocksAndOneColumn) {
+  std::vector<pi_node> g = tail_nodes();
+  g[0].dst.ne[0] = 48;  // D = 48: a block would span two heads
+  g[0].dst.ne[1] = kEmbd / 48;
+  g[0].dst.nb[1] = 4 * 48;
+  g[1].src[1].ne[0] = 48 * (kEmbd / 48);
+  EXPECT_FALSE(plan(g)[0].quantize_next);
+  g = tail_nodes();
+  g[1].src[1] = slot(7, {kD, kHeads});
+  EXPECT_FALSE(plan(g)[0].quantize_next);
 }
 
 // V's cache write reading what ROPE Q writes must see it written: not one unit.

@@ -2,6 +2,7 @@
 // element of any cache type, and the merge of flash-decoding partials.
 #pragma once
 
+#include "backends/cuda/act_quant.cuh"
 #include "backends/cuda/cuda_common.cuh"
 
 namespace polyinfer::cuda {
@@ -15,6 +16,9 @@ struct FaArgs {
   int64_t group;  // query heads per KV head
   int nsplit;
   float* partial;  // nsplit > 1: [rows][nsplit][D + 2] (max, sum, unnormalized output)
+  // aq != nullptr: the short decode kernel also writes its one token's output
+  // (heads one after another) as 8-bit blocks for the O projection.
+  ActQuantPtrs quant;
 };
 
 __device__ __forceinline__ float kv_elem(uint32_t type, const uint8_t* row, int d) {

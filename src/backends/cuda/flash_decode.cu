@@ -296,7 +296,10 @@ __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(Fa
       o += so[w][d] * c;
     }
   }
-  reinterpret_cast<float*>(row_at(p.o, h, 0, 0))[d] = l_all > 0.0f ? o / l_all : 0.0f;
+  const float out = l_all > 0.0f ? o / l_all : 0.0f;
+  reinterpret_cast<float*>(row_at(p.o, h, 0, 0))[d] = out;
+  // Warp w < D / 32 holds one 32-value block of the flat [D x H] output.
+  if (p.quant.aq != nullptr) quantize_block32(out, (h * D + d) / 32, p.quant);
 }
 
 bool aligned(const View& v, int bytes) {

@@ -21,7 +21,7 @@ bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim);
 // KV splits (blocks per head) for n_kv positions.
 int flash_decode_splits(int64_t n_kv);
 // Enqueues the kernel (and the merge when p.nsplit > 1); p.nsplit must be
-// flash_decode_splits(n_kv).
+// flash_decode_splits(n_kv). p.quant is written only when p.nsplit == 1.
 void launch_flash_decode(const FaArgs& p, cudaStream_t stream);
 
 }  // namespace polyinfer::cuda

@@ -37,6 +37,9 @@ struct UnitContext {
 const char* launch_norm_mul(const UnitContext& c);
 // SWIGLU whose output is quantized for the next MUL_MAT (quantize_next).
 const char* launch_swiglu_quant(const UnitContext& c);
+// FLASH_ATTN of one token whose output is quantized for the next MUL_MAT
+// (quantize_next): in the decode kernel where it takes the node, else after it.
+const char* launch_attn_quant(const UnitContext& c);
 // 2-3 MUL_MATs over the same activations (matrix-vector path).
 const char* launch_mul_mat_group(const UnitContext& c);
 // Two ROPEs with the same positions and parameters.

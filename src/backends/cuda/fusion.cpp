@@ -90,6 +90,26 @@ uint32_t matvec_group_at(const pi_graph& g, uint32_t i) {
   return n;
 }
 
+// Rows of float32 stored one after another (no gaps, no views with strides).
+bool contiguous_f32(const pi_tensor& t) {
+  if (t.type != kF32 || t.nb[0] != 4 || t.offset % 4 != 0) return false;
+  for (int d = 1; d < 4; ++d) {
+    if (t.nb[d] != t.nb[d - 1] * static_cast<uint64_t>(t.ne[d - 1])) return false;
+  }
+  return true;
+}
+
+// FLASH_ATTN of one token whose output (D x H values, D % 32 == 0, so that
+// no 8-bit block spans two heads) `col` reads as one flat column: llama's
+// O projection over the reshaped heads.
+bool attn_flat_output(const pi_node& a, const pi_tensor& col) {
+  const pi_tensor& o = a.dst;
+  return a.op == PI_OP_FLASH_ATTN && o.ne[2] == 1 && o.ne[3] == 1 && o.ne[0] % 32 == 0 &&
+         contiguous_f32(o) && contiguous_f32(col) && address(col) == address(o) &&
+         col.offset == o.offset && col.ne[0] == o.ne[0] * o.ne[1] && col.ne[1] == 1 &&
+         col.ne[2] == 1 && col.ne[3] == 1;
+}
+
 bool rope_pair_at(const pi_graph& g, uint32_t i) {
   if (i + 1 >= g.n_nodes) return false;
   const pi_node &a = g.nodes[i], &b = g.nodes[i + 1];
@@ -156,11 +176,27 @@ bool cpy_pair_at(const pi_graph& g, uint32_t i) {
          a.dst.type == b.dst.type && independent(a, b);
 }
 
-// Whether node `next` (may be past the end) is a MUL_MAT that quantizes `out`.
-bool quantized_by_next(const pi_graph& g, uint32_t next, const pi_tensor& out) {
+// Whether node `next` (may be past the end) is a MUL_MAT that quantizes what
+// `last` writes.
+bool quantized_by_next(const pi_graph& g, uint32_t next, const pi_node& last) {
   if (next >= g.n_nodes) return false;
   const pi_node& m = g.nodes[next];
-  return m.op == PI_OP_MUL_MAT && matvec_quantizes(m) && same_tensor(m.src[1], out);
+  if (m.op != PI_OP_MUL_MAT || !matvec_quantizes(m)) return false;
+  return last.op == PI_OP_FLASH_ATTN ? attn_flat_output(last, m.src[1])
+                                     : same_tensor(m.src[1], last.dst);
+}
+
+// Whether a unit's kernel can also write its last output as 8-bit blocks.
+bool can_quantize(const Unit& u, const pi_node& last) {
+  switch (u.kind) {
+    case UnitKind::kNormMul:
+    case UnitKind::kAddNormMul:
+      return true;
+    case UnitKind::kSingle:
+      return last.op == PI_OP_SWIGLU || last.op == PI_OP_FLASH_ATTN;
+    default:
+      return false;
+  }
 }
 
 Unit unit_at(const pi_graph& g, uint32_t i) {
@@ -181,9 +217,7 @@ std::vector<Unit> plan_units(const pi_graph& g, bool fuse) {
   for (uint32_t i = 0; i < g.n_nodes;) {
     Unit u = fuse ? unit_at(g, i) : Unit{i, 1, UnitKind::kSingle};
     const pi_node& last = g.nodes[i + u.count - 1];
-    const bool can_quantize = u.kind == UnitKind::kNormMul || u.kind == UnitKind::kAddNormMul ||
-                              (u.kind == UnitKind::kSingle && last.op == PI_OP_SWIGLU);
-    u.quantize_next = fuse && can_quantize && quantized_by_next(g, i + u.count, last.dst);
+    u.quantize_next = fuse && can_quantize(u, last) && quantized_by_next(g, i + u.count, last);
     u.quantize_residual = u.quantize_next && matvec_residual(g.nodes[i + u.count]);
     units.push_back(u);
     i += u.count;

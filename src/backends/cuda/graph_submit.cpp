@@ -81,8 +81,8 @@ std::string launch_node(pi_stream s, const pi_node& n, ActQuantCache& act_cache)
   return {};
 }
 
-const char* unit_name(UnitKind k) {
-  switch (k) {
+const char* unit_name(const Unit& u, const pi_node& first) {
+  switch (u.kind) {
     case UnitKind::kNormMul:
       return "fused RMS_NORM+MUL";
     case UnitKind::kAddNormMul:
@@ -95,8 +95,8 @@ const char* unit_name(UnitKind k) {
       return "fused CPY pair";
     case UnitKind::kRopeKv:
       return "fused ROPE+KV cache write";
-    default:
-      return "fused SWIGLU+quantize";
+    default:  // a single node that quantizes its output for the next MUL_MAT
+      return first.op == PI_OP_FLASH_ATTN ? "fused FLASH_ATTN+quantize" : "fused SWIGLU+quantize";
   }
 }
 
@@ -114,7 +114,7 @@ const char* launch_fused(const Unit& u, const UnitContext& c) {
     case UnitKind::kRopeKv:
       return launch_rope_kv(c);
     default:
-      return launch_swiglu_quant(c);
+      return c.nodes[0].op == PI_OP_FLASH_ATTN ? launch_attn_quant(c) : launch_swiglu_quant(c);
   }
 }
 
@@ -131,7 +131,8 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u,
   if (u.kind != UnitKind::kMatvecGroup) act_cache.valid = false;
   const UnitContext c{&g.nodes[u.first],   views,     u.count,           u.quantize_next,
                       u.quantize_residual, s->stream, s->scratch.data(), &act_cache};
-  if (const char* e = launch_fused(u, c)) return std::string(unit_name(u.kind)) + ": " + e;
+  if (const char* e = launch_fused(u, c))
+    return std::string(unit_name(u, g.nodes[u.first])) + ": " + e;
   // A unit that quantized its own output has just made the cache valid.
   for (uint32_t k = 0; !u.quantize_next && k < u.count; ++k) {
     if (act_cache.valid && overlaps(views[k].dst, act_cache)) act_cache.valid = false;
@@ -143,7 +144,7 @@ std::string launch_unit(pi_stream s, const pi_graph& g, const Unit& u, ActQuantC
   const pi_node& first = g.nodes[u.first];
   const bool single = u.kind == UnitKind::kSingle && !u.quantize_next;
   const bool timed = s->dev->profile == ProfileMode::kKernels;
-  if (timed) s->profiler.begin_node(s->stream, first, single ? nullptr : unit_name(u.kind));
+  if (timed) s->profiler.begin_node(s->stream, first, single ? nullptr : unit_name(u, first));
   std::string err =
       single ? launch_node(s, first, act_cache) : launch_fused_unit(s, g, u, act_cache);
   if (!err.empty()) return err;

@@ -517,8 +517,7 @@ void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a
                         cache->k == k && cache->ncols == ncols && cache->nb1 == a.nb[1] &&
                         (cache->residual || !residual);
     if (!cached) {
-      const int64_t warps = ncols * (k / 32);
-      quantize_act<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, env.stream>>>(p.a, ncols, q);
+      launch_quantize_act(p.a, ncols, q, env.stream);
       if (cache != nullptr) *cache = ActQuantCache{p.a.data, k, ncols, a.nb[1], residual, true};
     }
   }
@@ -526,6 +525,11 @@ void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a
 }
 
 }  // namespace
+
+void launch_quantize_act(const View& a, int ncols, const ActQuantPtrs& q, cudaStream_t stream) {
+  const int64_t warps = ncols * (a.ne[0] / 32);
+  quantize_act<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, stream>>>(a, ncols, q);
+}
 
 ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols, bool residual) {
   const size_t codes = (static_cast<size_t>(ncols * k) + 255) / 256 * 256;

@@ -22,6 +22,10 @@ size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches);
 // residual codes only when `residual` (Q8_0 weights, matvec_residual()).
 ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols, bool residual);
 
+// Activation columns c < ncols of `a` (k = a.ne[0] values each, k % 32 == 0,
+// column c at a.data + c * a.nb[1]) to the 8-bit blocks at q.
+void launch_quantize_act(const View& a, int ncols, const ActQuantPtrs& q, cudaStream_t stream);
+
 // Where a matrix-vector product runs: `scratch` holds matvec_scratch()
 // bytes; `cache` (may be null) says whether it already holds these
 // activations, quantized.

@@ -13,6 +13,8 @@
 #include "backends/cuda/cuda_ops.hpp"
 #include "backends/cuda/flash_attn_common.cuh"
 #include "backends/cuda/flash_decode.hpp"
+#include "backends/cuda/fused_ops.hpp"
+#include "backends/cuda/matvec.hpp"
 
 namespace polyinfer::cuda {
 namespace {
@@ -375,42 +377,52 @@ size_t flash_attn_scratch(const pi_node& n) {
          sizeof(float);
 }
 
-const char* launch_flash_attn(const LaunchContext& c) {
-  const pi_node& n = c.node;
-  FaArgs p{c.src[0],
-           c.src[1],
-           c.src[2],
-           c.src[3],
-           c.dst,
+// Enqueues node n's kernels; quant (may be null): the short decode kernel
+// also writes its output as 8-bit blocks there (FaArgs::quant). Whether it
+// did.
+bool launch_fa(const pi_node& n, const View* src, const View& dst, uint8_t* scratch,
+               cudaStream_t stream, const ActQuantPtrs* quant) {
+  FaArgs p{src[0],
+           src[1],
+           src[2],
+           src[3],
+           dst,
            n.src[1].type,
            n.src[2].type,
            n.f[0],
            n.src[0].ne[2] / n.src[1].ne[2],
            splits(n),
-           reinterpret_cast<float*>(c.scratch)};
+           reinterpret_cast<float*>(scratch)};
   if (use_decode(n)) {
-    launch_flash_decode(p, c.stream);
-    return nullptr;
+    const bool inline_quant = quant != nullptr && p.nsplit == 1;  // the short kernel
+    if (inline_quant) p.quant = *quant;
+    launch_flash_decode(p, stream);
+    return inline_quant;
   }
   if (use_tc(n)) {
     const dim3 grid(static_cast<unsigned>((n.src[0].ne[1] + kTq - 1) / kTq),
                     static_cast<unsigned>(n.src[0].ne[2]));
     switch (n.src[0].ne[0]) {
       case 32:
-        fa_tc_kernel<32><<<grid, kTcWarps * 32, 0, c.stream>>>(p);
+        fa_tc_kernel<32><<<grid, kTcWarps * 32, 0, stream>>>(p);
         break;
       case 64:
-        fa_tc_kernel<64><<<grid, kTcWarps * 32, 0, c.stream>>>(p);
+        fa_tc_kernel<64><<<grid, kTcWarps * 32, 0, stream>>>(p);
         break;
       default:
-        fa_tc_kernel<128><<<grid, kTcWarps * 32, 0, c.stream>>>(p);
+        fa_tc_kernel<128><<<grid, kTcWarps * 32, 0, stream>>>(p);
         break;
     }
-    return nullptr;
+    return false;
   }
   const unsigned rows = static_cast<unsigned>(n.src[0].ne[1] * n.src[0].ne[2]);
-  fa_kernel<<<dim3(rows, static_cast<unsigned>(p.nsplit)), kWarps * 32, 0, c.stream>>>(p);
-  if (p.nsplit > 1) fa_merge<<<rows, 64, 0, c.stream>>>(p);
+  fa_kernel<<<dim3(rows, static_cast<unsigned>(p.nsplit)), kWarps * 32, 0, stream>>>(p);
+  if (p.nsplit > 1) fa_merge<<<rows, 64, 0, stream>>>(p);
+  return false;
+}
+
+const char* launch_flash_attn(const LaunchContext& c) {
+  launch_fa(c.node, c.src, c.dst, c.scratch, c.stream, nullptr);
   return nullptr;
 }
 
@@ -440,5 +452,20 @@ __global__ void fa_merge(FaArgs p) {
 }
 
 const OpImpl kOpFlashAttn{supports_flash_attn, flash_attn_scratch, launch_flash_attn};
+
+const char* launch_attn_quant(const UnitContext& c) {
+  const View& o = c.views[0].dst;
+  // The product reads the contiguous output as one column of D x H values.
+  View flat = o;
+  flat.ne[0] = o.ne[0] * o.ne[1] * o.ne[2] * o.ne[3];
+  flat.ne[1] = flat.ne[2] = flat.ne[3] = 1;
+  flat.nb[1] = flat.nb[2] = flat.nb[3] = 4 * flat.ne[0];
+  const ActQuantPtrs q = act_quant_at(c.scratch, flat.ne[0], 1, c.quantize_residual);
+  // After the kernels: a split launch keeps its partials in the same scratch.
+  if (!launch_fa(c.nodes[0], c.views[0].src, o, c.scratch, c.stream, &q))
+    launch_quantize_act(flat, 1, q, c.stream);
+  *c.act_cache = ActQuantCache{flat.data, flat.ne[0], 1, flat.nb[1], c.quantize_residual, true};
+  return nullptr;
+}
 
 }  // namespace polyinfer::cuda
