@@ -25,7 +25,8 @@ enum class UnitKind : uint8_t {
 // keeps a unit's outputs off its inputs in a planned graph; the rules below
 // check it anyway, for graphs built by hand).
 constexpr uint32_t kMaxUnitNodes = 3;
-// Longest row the fused norm holds in registers (shaders/norm.comp, R_FUSED).
+// Longest row the fused norm holds in registers (shaders/norm.comp: R = 32
+// values per invocation of 256).
 constexpr int64_t kMaxFusedNormRow = 8192;
 
 struct Unit {

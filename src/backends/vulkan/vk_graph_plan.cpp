@@ -130,7 +130,8 @@ class Planner {
 
   GraphPlan run() {
     for (const Unit& u : plan_units(g_, dev_->features)) {
-      std::vector<OpPlan> ops(u.count);
+      // Every node is checked, also inside a fused unit.
+      std::array<OpPlan, kMaxUnitNodes> ops;
       for (uint32_t k = 0; k < u.count; ++k) ops[k] = plan_checked(u.first + k);
       if (u.quantize) add_quantize(u.first);
       switch (u.kind) {
