@@ -38,7 +38,9 @@ pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
   allocator = std::make_unique<polyinfer::vk::Allocator>(pd, device, [this] { drop_recordings(); });
 
   // 0: the parameter words; 1: src0..src3 (read-only in the shaders); 2: dst.
-  VkDescriptorSetLayoutBinding b[3]{};
+  // Parameters, the four sources, the destination, a fused dispatch's two
+  // further destinations (shaders/common.glsl).
+  VkDescriptorSetLayoutBinding b[4]{};
   b[0].binding = 0;
   b[0].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
   b[0].descriptorCount = 1;
@@ -48,8 +50,11 @@ pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
   b[1].descriptorCount = 4;
   b[2] = b[0];
   b[2].binding = 2;
+  b[3] = b[0];
+  b[3].binding = 3;
+  b[3].descriptorCount = polyinfer::vk::kParamTensors - 5;
   VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  dl.bindingCount = 3;
+  dl.bindingCount = 4;
   dl.pBindings = b;
   check(vkCreateDescriptorSetLayout(device, &dl, nullptr, &set_layout),
         "vkCreateDescriptorSetLayout");

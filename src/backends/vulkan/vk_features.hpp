@@ -11,6 +11,13 @@ struct Features {
   // VK_KHR_shader_integer_dot_product enabled: 8-bit activations in the
   // matrix-vector kernel.
   bool int_dot = false;
+  // Consecutive nodes as one dispatch (vk_fusion.hpp); off with the device
+  // option fusion=0 or POLYINFER_VULKAN_FUSION=0.
+  bool fusion = false;
+  // With int_dot and fusion: a MUL_MAT's activations quantized once, by a
+  // dispatch of their own, instead of in every workgroup; off with
+  // prequant=0 or POLYINFER_VULKAN_PREQUANT=0.
+  bool prequant = false;
   uint32_t max_shared = 16384;  // maxComputeSharedMemorySize (bytes)
 };
 

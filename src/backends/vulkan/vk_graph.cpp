@@ -17,6 +17,13 @@ void compute_barrier(VkCommandBuffer cmd) {
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
+// A slot's descriptor; a scratch region (no buffer in the plan) lies in this
+// recording's scratch allocation.
+VkDescriptorBufferInfo buffer_info(const Binding& b, const Allocation& scratch) {
+  if (b.buffer != VK_NULL_HANDLE) return {b.buffer, b.desc_offset, b.range};
+  return {scratch.block->buffer, scratch.offset + b.desc_offset, b.range};
+}
+
 }  // namespace
 
 Recording::~Recording() {
@@ -25,6 +32,7 @@ Recording::~Recording() {
   if (pool) vkDestroyDescriptorPool(dev->device, pool, nullptr);
   dev->allocator->destroy_host_buffer(params);
   if (params_dev.block) dev->allocator->release(params_dev);
+  if (scratch.block) dev->allocator->release(scratch);
 }
 
 Recording* RecordedGraph::idle() const {
@@ -36,11 +44,12 @@ Recording* RecordedGraph::idle() const {
 Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
   auto rec = std::make_unique<Recording>(dev);
   Recording& r = *rec;
-  const uint32_t nn = std::max<uint32_t>(static_cast<uint32_t>(plan.nodes.size()), 1);
+  const uint32_t nn = std::max<uint32_t>(static_cast<uint32_t>(plan.dispatches.size()), 1);
   const uint64_t param_bytes = uint64_t{nn} * kParamWords * 4;
   r.params = dev->allocator->create_host_buffer(param_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
   r.params_dev = dev->allocator->allocate(param_bytes);
-  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nn * 6};
+  if (plan.scratch_bytes > 0) r.scratch = dev->allocator->allocate(plan.scratch_bytes);
+  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nn * (1 + kParamTensors)};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pci.maxSets = nn;
   pci.poolSizeCount = 1;
@@ -88,27 +97,24 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
     vkCmdResetQueryPool(r.cmd, r.queries, 0, 2 * nn);
   }
 
-  for (uint32_t i = 0; i < plan.nodes.size(); ++i) {
-    const NodePlan& np = plan.nodes[i];
-    VkDescriptorBufferInfo infos[5];
-    for (int s = 0; s < 5; ++s) {
-      infos[s] = {np.slots[s].buffer, np.slots[s].desc_offset, np.slots[s].range};
-    }
+  for (uint32_t i = 0; i < plan.dispatches.size(); ++i) {
+    const DispatchPlan& np = plan.dispatches[i];
+    VkDescriptorBufferInfo infos[kParamTensors];
+    for (uint32_t s = 0; s < kParamTensors; ++s) infos[s] = buffer_info(np.slots[s], r.scratch);
     VkDescriptorBufferInfo pinfo{pbuf, r.params_dev.offset, param_bytes};
-    VkWriteDescriptorSet wr[3]{};
-    for (int k = 0; k < 3; ++k) {
+    // Binding 0 the parameters, 1 the sources, 2 the destination, 3 the further ones.
+    const uint32_t counts[4] = {1, 4, 1, kParamTensors - 5};
+    const VkDescriptorBufferInfo* firsts[4] = {&pinfo, infos, &infos[4], &infos[5]};
+    VkWriteDescriptorSet wr[4]{};
+    for (uint32_t k = 0; k < 4; ++k) {
       wr[k].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
       wr[k].dstSet = sets[i];
-      wr[k].dstBinding = static_cast<uint32_t>(k);
+      wr[k].dstBinding = k;
       wr[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      wr[k].descriptorCount = counts[k];
+      wr[k].pBufferInfo = firsts[k];
     }
-    wr[0].descriptorCount = 1;
-    wr[0].pBufferInfo = &pinfo;
-    wr[1].descriptorCount = 4;
-    wr[1].pBufferInfo = infos;
-    wr[2].descriptorCount = 1;
-    wr[2].pBufferInfo = &infos[4];
-    vkUpdateDescriptorSets(dev->device, 3, wr, 0, nullptr);
+    vkUpdateDescriptorSets(dev->device, 4, wr, 0, nullptr);
 
     if (np.barrier) compute_barrier(r.cmd);
     vkCmdBindPipeline(r.cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
@@ -117,8 +123,8 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
                             &sets[i], 0, nullptr);
     const uint32_t base = i * kParamWords;
     vkCmdPushConstants(r.cmd, dev->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &base);
-    // Profiling puts a barrier before every node (plan_graph), so the pair
-    // spans this node alone.
+    // Profiling puts a barrier before every dispatch (plan_graph), so the
+    // pair spans this dispatch alone.
     if (r.queries)
       vkCmdWriteTimestamp(r.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, r.queries, 2 * i);
     vkCmdDispatch(r.cmd, np.groups_x, np.groups_y, 1);

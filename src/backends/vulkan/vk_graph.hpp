@@ -29,7 +29,9 @@ struct Recording {
   // workgroup a trip over the bus (system memory on a discrete GPU).
   Allocator::HostBuffer params;
   Allocation params_dev;
-  // Profiling: timestamps 2i and 2i+1 around node i (reset at the buffer's start).
+  // The plan's scratch regions (GraphPlan::scratch_bytes): 8-bit activations.
+  Allocation scratch;
+  // Profiling: timestamps 2i and 2i+1 around dispatch i (reset at the buffer's start).
   VkQueryPool queries = VK_NULL_HANDLE;
   int in_flight = 0;  // submissions whose fence has not been seen signalled
 };

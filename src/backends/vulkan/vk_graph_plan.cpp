@@ -2,17 +2,25 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <vector>
 
 #include "backends/vulkan/vk_check.hpp"
+#include "backends/vulkan/vk_fusion.hpp"
 #include "backends/vulkan/vk_hazards.hpp"
 #include "backends/vulkan/vk_instance.hpp"
+#include "backends/vulkan/vk_matvec_plan.hpp"
 
 namespace polyinfer::vk {
 namespace {
 
 constexpr uint32_t kMaxGroupsX = 65535;
 const char* const kRoles[5] = {"src0", "src1", "src2", "src3", "dst"};
+// R of shaders/norm.comp when fused: rows of up to 256 x 32 = kMaxFusedNormRow
+// values in registers.
+constexpr uint32_t kFusedNormValues = kMaxFusedNormRow / 256;
 
+// Slot 0..3 of a node is its source, 4 and above its destination.
 const pi_tensor& tensor_of(const pi_node& n, int slot) {
   return slot < 4 ? n.src[slot] : n.dst;
 }
@@ -87,74 +95,217 @@ bool activations_vec4(const Binding& b, const pi_tensor& src1) {
   return ((b.offset | src1.nb[1] | src1.nb[2] | src1.nb[3]) & 15u) == 0;
 }
 
+// A region of the recording's scratch buffer: where one quantization's
+// blocks go (48 bytes per 32 activations, shaders/quantize_q8.comp). Regions
+// never share bytes, so only a product reading its own codes waits.
+constexpr uint64_t kScratchAlign = 256;  // the largest minStorageBufferOffsetAlignment
+constexpr uint64_t kQ8BlockBytes = 48;
+
+struct Region {
+  uint64_t offset = 0, bytes = 0;
+};
+
+Binding scratch_binding(const Region& r) {
+  return {VK_NULL_HANDLE, r.offset, r.bytes, 0};
+}
+ByteRange scratch_bytes(const Region& r) {
+  return {VK_NULL_HANDLE, r.offset, r.offset + r.bytes};
+}
+
+// A scratch region's slot: the activations' shape, no buffer, no strides.
+pi_tensor scratch_tensor(const pi_tensor& act) {
+  pi_tensor t{};
+  std::copy(act.ne, act.ne + 4, t.ne);
+  return t;
+}
+
+// Builds the dispatches of one graph: bindings, grids, barriers and the key.
+class Planner {
+ public:
+  Planner(pi_device dev, const pi_graph& g, bool serialize)
+      : dev_(dev), g_(g), serialize_(serialize) {
+    plan_.dispatches.reserve(g.n_nodes);
+    plan_.key.reserve(g.n_nodes * 160);
+  }
+
+  GraphPlan run() {
+    for (const Unit& u : plan_units(g_, dev_->features)) {
+      // Every node is checked, also inside a fused unit.
+      std::array<OpPlan, kMaxUnitNodes> ops;
+      for (uint32_t k = 0; k < u.count; ++k) ops[k] = plan_checked(u.first + k);
+      if (u.quantize) add_quantize(u.first);
+      switch (u.kind) {
+        case UnitKind::kSingle:
+          add_single(u.first, ops[0]);
+          break;
+        case UnitKind::kNormMul:
+        case UnitKind::kAddNormMul:
+          add_norm(u, ops[u.count - 2]);
+          break;
+      }
+    }
+    return std::move(plan_);
+  }
+
+ private:
+  OpPlan plan_checked(uint32_t i) const {
+    OpPlan op;
+    std::string why;
+    if (!plan_node(g_.nodes[i], dev_->features, &op, &why)) {
+      throw VkError(PI_ERR_UNSUPPORTED, "Vulkan backend: node " + std::to_string(i) + " (" +
+                                            pi_op_name(g_.nodes[i].op) +
+                                            ") is not supported: " + why);
+    }
+    return op;
+  }
+
+  // Binds slot s of d to its tensor (absent: the destination's binding).
+  void bind_slot(DispatchPlan& d, int s, uint64_t piece, const char* role) const {
+    d.slots[s] = bind(dev_, d.tensors[s], piece, d.first, role);
+  }
+
+  // The grid, the barrier and the key for a dispatch whose op, tensors and
+  // bindings are set; then it joins the plan.
+  void finish(DispatchPlan& d, std::span<const ByteRange> reads,
+              std::span<const ByteRange> writes) {
+    const uint64_t gx = std::min<uint64_t>(d.op.groups, kMaxGroupsX);
+    const uint64_t gy = (d.op.groups + gx - 1) / gx;
+    if (gy > kMaxGroupsX) {
+      throw VkError(PI_ERR_UNSUPPORTED, "node " + std::to_string(d.first) + " (" +
+                                            pi_op_name(g_.nodes[d.first].op) +
+                                            ") needs more workgroups than one dispatch holds");
+    }
+    d.groups_x = static_cast<uint32_t>(gx);
+    d.groups_y = static_cast<uint32_t>(gy);
+    // The first dispatch follows the recording's opening barrier.
+    const bool wait = hazards_.add(reads, writes);
+    d.barrier = !plan_.dispatches.empty() && (serialize_ || wait);
+
+    std::string& key = plan_.key;
+    key.append(d.op.shader);
+    key.push_back('\0');
+    append(key, d.op.spec);
+    append(key, d.groups_x);
+    append(key, d.groups_y);
+    append(key, d.barrier);
+    for (const Binding& b : d.slots) {
+      append(key, b.buffer);
+      append(key, b.desc_offset);
+      append(key, b.range);
+    }
+    plan_.dispatches.push_back(d);
+  }
+
+  void add_single(uint32_t i, const OpPlan& op) {
+    const pi_node& n = g_.nodes[i];
+    DispatchPlan d;
+    d.op = op;
+    d.first = i;
+    d.param_node = static_cast<int32_t>(i);
+    ByteRange reads[5];
+    size_t n_reads = 0;
+    for (int s = 0; s < static_cast<int>(kParamTensors); ++s) {
+      const int from = used(n, s) ? s : 4;
+      d.tensors[s] = tensor_of(n, from);
+      bind_slot(d, s, n.op == PI_OP_MUL_MAT && from == 0 ? 16 : 4, kRoles[from]);
+      if (s < 4 && from == s) reads[n_reads++] = bytes_of(n.src[s]);
+    }
+    if (n.op == PI_OP_MUL_MAT) d.op.spec[2] = activations_vec4(d.slots[1], n.src[1]) ? 1 : 0;
+    if (dev_->features.prequant && matvec_int_dot(n, dev_->features)) {
+      // The codes of src1 that the last quantization wrote (vk_fusion.hpp).
+      d.tensors[2] = scratch_tensor(n.src[1]);
+      d.slots[2] = scratch_binding(codes_);
+      reads[n_reads++] = scratch_bytes(codes_);
+    }
+    const ByteRange write = bytes_of(n.dst);
+    finish(d, {reads, n_reads}, {&write, 1});
+  }
+
+  // A new scratch region, and the dispatch that quantizes node i's src1 into it.
+  void add_quantize(uint32_t i) {
+    const pi_tensor& act = g_.nodes[i].src[1];
+    const uint64_t blocks =
+        static_cast<uint64_t>(act.ne[0] / 32 * act.ne[1] * act.ne[2] * act.ne[3]);
+    codes_ = {plan_.scratch_bytes, blocks * kQ8BlockBytes};
+    plan_.scratch_bytes += (codes_.bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    DispatchPlan d;
+    d.op = {"quantize_q8", {}, 0, (blocks + 63) / 64, {}};
+    d.first = i;
+    d.count = 0;
+    d.tensors.fill(scratch_tensor(act));
+    d.slots.fill(scratch_binding(codes_));
+    d.tensors[0] = act;
+    bind_slot(d, 0, 4, "src1");
+    const ByteRange read = bytes_of(act), write = scratch_bytes(codes_);
+    finish(d, {&read, 1}, {&write, 1});
+  }
+
+  // [ADD,] RMS_NORM, MUL as one dispatch of norm.comp (FUSE 1 or 2): the
+  // sources, the weight row in slot 2, the product in dst, the norm and the
+  // sum in T_OUT0 and T_OUT1.
+  void add_norm(const Unit& u, const OpPlan& norm_op) {
+    const bool add = u.kind == UnitKind::kAddNormMul;
+    const pi_node& first = g_.nodes[u.first];
+    const pi_node& norm = g_.nodes[u.first + u.count - 2];
+    const pi_node& mul = g_.nodes[u.first + u.count - 1];
+    DispatchPlan d;
+    d.op = norm_op;
+    d.op.spec = {add ? 2u : 1u, kFusedNormValues};
+    d.op.n_spec = 2;
+    d.first = u.first;
+    d.count = u.count;
+    d.param_node = static_cast<int32_t>(u.first + u.count - 2);
+    d.tensors.fill(mul.dst);
+    d.tensors[0] = first.src[0];
+    if (add) d.tensors[1] = first.src[1];
+    d.tensors[2] = mul.src[1];
+    d.tensors[5] = norm.dst;
+    if (add) d.tensors[6] = first.dst;
+    const char* const roles[kParamTensors] = {"src0", "src1", "weight", "dst",
+                                              "dst",  "norm", "sum"};
+    for (int s = 0; s < static_cast<int>(kParamTensors); ++s) bind_slot(d, s, 4, roles[s]);
+    std::vector<ByteRange> reads{bytes_of(first.src[0]), bytes_of(mul.src[1])};
+    std::vector<ByteRange> writes{bytes_of(mul.dst), bytes_of(norm.dst)};
+    if (add) {
+      reads.push_back(bytes_of(first.src[1]));
+      writes.push_back(bytes_of(first.dst));
+    }
+    finish(d, reads, writes);
+  }
+
+  pi_device dev_;
+  const pi_graph& g_;
+  bool serialize_;
+  GraphPlan plan_;
+  HazardTracker hazards_;
+  Region codes_;
+};
+
 }  // namespace
 
 GraphPlan plan_graph(pi_device dev, const pi_graph& g, bool serialize) {
-  GraphPlan plan;
-  plan.nodes.resize(g.n_nodes);
-  plan.key.reserve(g.n_nodes * 140);
-  HazardTracker hazards;
-  for (uint32_t i = 0; i < g.n_nodes; ++i) {
-    const pi_node& n = g.nodes[i];
-    NodePlan& np = plan.nodes[i];
-    std::string why;
-    if (!plan_node(n, dev->features, &np.op, &why)) {
-      throw VkError(PI_ERR_UNSUPPORTED, "Vulkan backend: node " + std::to_string(i) + " (" +
-                                            pi_op_name(n.op) + ") is not supported: " + why);
-    }
-    ByteRange reads[4];
-    size_t n_reads = 0;
-    for (int s = 0; s < 5; ++s) {
-      const int from = used(n, s) ? s : 4;
-      const uint64_t piece = n.op == PI_OP_MUL_MAT && from == 0 ? 16 : 4;
-      np.slots[s] = bind(dev, tensor_of(n, from), piece, i, kRoles[from]);
-      if (s < 4 && from == s) reads[n_reads++] = bytes_of(n.src[s]);
-    }
-    if (n.op == PI_OP_MUL_MAT) np.op.spec[2] = activations_vec4(np.slots[1], n.src[1]) ? 1 : 0;
-    const uint64_t gx = std::min<uint64_t>(np.op.groups, kMaxGroupsX);
-    const uint64_t gy = (np.op.groups + gx - 1) / gx;
-    if (gy > kMaxGroupsX) {
-      throw VkError(PI_ERR_UNSUPPORTED, "node " + std::to_string(i) + " (" + pi_op_name(n.op) +
-                                            ") needs more workgroups than one dispatch holds");
-    }
-    np.groups_x = static_cast<uint32_t>(gx);
-    np.groups_y = static_cast<uint32_t>(gy);
-    // The first node follows the recording's opening barrier.
-    const bool wait = hazards.add_node({reads, n_reads}, bytes_of(n.dst));
-    np.barrier = i > 0 && (serialize || wait);
-
-    plan.key.append(np.op.shader);
-    plan.key.push_back('\0');
-    append(plan.key, np.op.spec);
-    append(plan.key, np.groups_x);
-    append(plan.key, np.groups_y);
-    append(plan.key, np.barrier);
-    for (const Binding& b : np.slots) {
-      append(plan.key, b.buffer);
-      append(plan.key, b.desc_offset);
-      append(plan.key, b.range);
-    }
-  }
-  return plan;
+  return Planner(dev, g, serialize).run();
 }
 
 void write_params(const pi_graph& g, const GraphPlan& plan, uint32_t* words) {
-  for (uint32_t i = 0; i < g.n_nodes; ++i) {
-    const pi_node& n = g.nodes[i];
-    const NodePlan& np = plan.nodes[i];
-    uint32_t* p = words + uint64_t{i} * kParamWords;
+  for (size_t i = 0; i < plan.dispatches.size(); ++i) {
+    const DispatchPlan& d = plan.dispatches[i];
+    uint32_t* p = words + i * kParamWords;
     std::memset(p, 0, kParamWords * 4);
-    for (int s = 0; s < 5; ++s) {
-      const pi_tensor& t = tensor_of(n, used(n, s) ? s : 4);
-      p[s * 9] = np.slots[s].offset;
-      for (int d = 0; d < 4; ++d) {
-        p[s * 9 + 1 + d] = static_cast<uint32_t>(t.ne[d]);
-        p[s * 9 + 5 + d] = static_cast<uint32_t>(t.nb[d]);
+    for (uint32_t s = 0; s < kParamTensors; ++s) {
+      const pi_tensor& t = d.tensors[s];
+      p[s * 9] = d.slots[s].offset;
+      for (int k = 0; k < 4; ++k) {
+        p[s * 9 + 1 + k] = static_cast<uint32_t>(t.ne[k]);
+        p[s * 9 + 5 + k] = static_cast<uint32_t>(t.nb[k]);
       }
     }
-    std::memcpy(p + 45, n.i, sizeof n.i);
-    std::memcpy(p + 53, n.f, sizeof n.f);
-    std::memcpy(p + kExtraBase, np.op.extra.data(), np.op.extra.size() * 4);
+    if (d.param_node >= 0) {
+      const pi_node& n = g.nodes[d.param_node];
+      std::memcpy(p + kParamTensors * 9, n.i, sizeof n.i);
+      std::memcpy(p + kParamTensors * 9 + 8, n.f, sizeof n.f);
+    }
+    std::memcpy(p + kExtraBase, d.op.extra.data(), d.op.extra.size() * 4);
   }
 }
 

@@ -19,32 +19,42 @@
 namespace polyinfer::vk {
 
 // Where a tensor is bound: a window of its block's VkBuffer, and the tensor's
-// byte offset within that window.
+// byte offset within that window. buffer VK_NULL_HANDLE: a region of the
+// recording's scratch buffer, desc_offset bytes into it (vk_graph.cpp binds it).
 struct Binding {
   VkBuffer buffer = VK_NULL_HANDLE;
   uint64_t desc_offset = 0, range = 0;
   uint32_t offset = 0;
 };
 
-// Slots 0..3 are src0..src3, 4 is dst; an absent source is bound to dst.
-struct NodePlan {
+// One dispatch: one node, a fused unit of nodes (vk_fusion.hpp), or the
+// quantization of a product's activations (count 0: node `first`'s src1).
+// Slots 0..3 are the sources, 4 the destination, 5 and 6 a fused dispatch's
+// further destinations (kParamTensors); a slot without a tensor is bound to
+// the destination. A scratch region's tensor has no buffer and the shape it
+// was quantized from.
+struct DispatchPlan {
   OpPlan op;
-  std::array<Binding, 5> slots;
+  std::array<pi_tensor, kParamTensors> tensors{};
+  std::array<Binding, kParamTensors> slots;
+  int32_t param_node = -1;  // whose i[] and f[] the shader reads; -1: none
+  uint32_t first = 0, count = 1;
   uint32_t groups_x = 0, groups_y = 0;
-  bool barrier = false;  // waits for the earlier nodes of the graph
+  bool barrier = false;  // waits for the earlier dispatches of the graph
 };
 
 struct GraphPlan {
   std::string key;  // everything a recording bakes in, and nothing else
-  std::vector<NodePlan> nodes;
+  std::vector<DispatchPlan> dispatches;
+  uint64_t scratch_bytes = 0;  // the recording's scratch buffer (8-bit activations)
 };
 
 // Validates every node (throws VkError with PI_ERR_UNSUPPORTED or
-// PI_ERR_INVALID naming the node). serialize: a barrier before every node,
-// so that profiling timestamps span one node each.
+// PI_ERR_INVALID naming the node). serialize: a barrier before every
+// dispatch, so that profiling timestamps span one dispatch each.
 GraphPlan plan_graph(pi_device dev, const pi_graph& g, bool serialize);
 
-// Node i's kParamWords parameter words at words + i * kParamWords
+// Dispatch i's kParamWords parameter words at words + i * kParamWords
 // (shaders/common.glsl reads them).
 void write_params(const pi_graph& g, const GraphPlan& plan, uint32_t* words);
 

@@ -14,16 +14,18 @@ bool overlaps_any(const ByteRange& r, const std::vector<ByteRange>& set) {
 
 }  // namespace
 
-bool HazardTracker::add_node(std::span<const ByteRange> reads, const ByteRange& write) {
+bool HazardTracker::add(std::span<const ByteRange> reads, std::span<const ByteRange> writes) {
   // Read after write, write after write, write after read.
-  bool wait = overlaps_any(write, written_) || overlaps_any(write, read_);
+  bool wait = false;
+  for (const ByteRange& w : writes)
+    wait = wait || overlaps_any(w, written_) || overlaps_any(w, read_);
   for (const ByteRange& r : reads) wait = wait || overlaps_any(r, written_);
   if (wait) {
     read_.clear();
     written_.clear();
   }
   read_.insert(read_.end(), reads.begin(), reads.end());
-  written_.push_back(write);
+  written_.insert(written_.end(), writes.begin(), writes.end());
   return wait;
 }
 

@@ -1,7 +1,8 @@
-// Which nodes of a graph need a barrier before them: a node waits for the
-// nodes since the last barrier only when it reads bytes they wrote, or writes
-// bytes they read or wrote. Independent nodes (the Q, K and V products after
-// one norm) then run back to back without a barrier between them.
+// Which dispatches of a graph need a barrier before them: a dispatch waits
+// for the dispatches since the last barrier only when it reads bytes they
+// wrote, or writes bytes they read or wrote. Independent dispatches (the Q, K
+// and V products after one norm) then run back to back without a barrier
+// between them.
 #pragma once
 #include <vulkan/vulkan.h>
 
@@ -11,7 +12,8 @@
 
 namespace polyinfer::vk {
 
-// Bytes [lo, hi) of a VkBuffer.
+// Bytes [lo, hi) of a VkBuffer; VK_NULL_HANDLE stands for the recording's
+// scratch buffer (vk_graph_plan.hpp), whose handle the plan does not know.
 struct ByteRange {
   VkBuffer buffer = VK_NULL_HANDLE;
   uint64_t lo = 0, hi = 0;
@@ -19,10 +21,10 @@ struct ByteRange {
 
 class HazardTracker {
  public:
-  // Whether a node reading `reads` and writing `write` must wait for the
-  // nodes added since the last barrier; if so, a barrier goes before it and
-  // those nodes are forgotten. Then the node itself is added.
-  bool add_node(std::span<const ByteRange> reads, const ByteRange& write);
+  // Whether a dispatch reading `reads` and writing `writes` must wait for
+  // the dispatches added since the last barrier; if so, a barrier goes before
+  // it and those are forgotten. Then the dispatch itself is added.
+  bool add(std::span<const ByteRange> reads, std::span<const ByteRange> writes);
 
  private:
   std::vector<ByteRange> read_, written_;

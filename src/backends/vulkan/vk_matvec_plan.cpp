@@ -72,8 +72,8 @@ uint32_t staged_seg(const StagedFormat& f, uint32_t type, int64_t k) {
 }
 
 // Shared memory of the staged kernel, as its declarations add up: the row
-// slots (staged_rows.glsl), the activation codes (unit_dot_q8.glsl) and the
-// reduction (reduce.glsl).
+// slots (staged_rows.glsl), the activation codes when the workgroup makes
+// them (unit_dot_q8.glsl) and the reduction (reduce.glsl).
 uint64_t staged_shared(const StagedFormat& f, uint32_t seg, uint32_t rows, int64_t cols,
                        bool int_dot) {
   const uint64_t slot16 = (seg / f.block * f.bytes + 30) / 16;
@@ -103,17 +103,21 @@ void plan_staged(const pi_node& n, const StagedFormat& f, const Features& feat, 
   const pi_tensor &w = n.src[0], &d = n.dst;
   const uint32_t type = w.type, cols = static_cast<uint32_t>(d.ne[1]);
   const uint32_t seg = staged_seg(f, type, w.ne[0]);
-  const bool int_dot = feat.int_dot && int_dot_type(type) && cols <= 2;
+  const bool int_dot = matvec_int_dot(n, feat);
+  const bool own_codes = int_dot && !feat.prequant;
   uint32_t rows = staged_rows(f, d.ne[0], cols);
   // Fewer rows until the shared memory fits the device. One row fits the
   // 16 KiB every device has (segments of at most 2,048 values: under 4 KiB).
-  while (staged_shared(f, seg, rows, cols, int_dot) > feat.max_shared && rows > 1) rows /= 2;
+  while (staged_shared(f, seg, rows, cols, own_codes) > feat.max_shared && rows > 1) rows /= 2;
   const uint32_t wg = std::clamp<uint32_t>(std::bit_ceil(seg / unit_values(type)), 32, 128);
-  static const char* const kNames[2][2] = {
+  // Float activations, codes made per workgroup, codes read from src2.
+  static const char* const kNames[3][2] = {
       {"mul_mat_vec_staged", "mul_mat_vec_staged_subgroup"},
-      {"mul_mat_vec_staged_dot", "mul_mat_vec_staged_dot_subgroup"}};
+      {"mul_mat_vec_staged_dot", "mul_mat_vec_staged_dot_subgroup"},
+      {"mul_mat_vec_staged_dotq", "mul_mat_vec_staged_dotq_subgroup"}};
+  const int path = !int_dot ? 0 : own_codes ? 1 : 2;
   const uint64_t groups = (static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows;
-  *p = {kNames[int_dot][subgroup_reduce(feat, wg)],
+  *p = {kNames[path][subgroup_reduce(feat, wg)],
         {type, cols, 0, wg, rows, seg},
         6,
         groups * static_cast<uint64_t>(d.ne[2] * d.ne[3]),
@@ -135,6 +139,12 @@ uint32_t element_workgroup(uint32_t type, int64_t k) {
 }
 
 }  // namespace
+
+bool matvec_int_dot(const pi_node& n, const Features& features) {
+  StagedFormat f;
+  return n.op == PI_OP_MUL_MAT && features.int_dot && n.dst.ne[1] <= 2 &&
+         int_dot_type(n.src[0].type) && staged_format(n.src[0].type, n.src[0].ne[0], &f);
+}
 
 void plan_matvec(const pi_node& n, const Features& features, OpPlan* p) {
   const pi_tensor &w = n.src[0], &d = n.dst;

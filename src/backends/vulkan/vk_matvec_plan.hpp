@@ -13,4 +13,9 @@ constexpr int64_t kMatvecCols = 8;
 // whose destination has at most kMatvecCols columns.
 void plan_matvec(const pi_node& n, const Features& features, OpPlan* p);
 
+// Whether a MUL_MAT node runs with 8-bit activations (integer dot products);
+// with features.prequant it then reads them as the blocks of
+// shaders/quantize_q8.comp from its src2 binding (vk_fusion.hpp).
+bool matvec_int_dot(const pi_node& n, const Features& features);
+
 }  // namespace polyinfer::vk

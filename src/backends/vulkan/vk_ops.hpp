@@ -12,10 +12,12 @@
 
 namespace polyinfer::vk {
 
-// Node parameter words (shaders/common.glsl reads the same layout): 5 tensors
-// x 9 words (offset, ne[4], nb[4]), i[8] at 45, f[8] at 53, host-derived words at 61.
-constexpr uint32_t kParamWords = 80;
-constexpr uint32_t kExtraBase = 61;
+// Dispatch parameter words (shaders/common.glsl reads the same layout): 7
+// tensors (src0..3, dst and a fused dispatch's two further outputs) x 9 words
+// (offset, ne[4], nb[4]), i[8] at 63, f[8] at 71, host-derived words at 79.
+constexpr uint32_t kParamTensors = 7;
+constexpr uint32_t kParamWords = 96;
+constexpr uint32_t kExtraBase = 79;
 
 // Specialization constants 0..n_spec - 1 of a shader.
 using SpecConstants = std::array<uint32_t, 6>;

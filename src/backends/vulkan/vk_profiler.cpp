@@ -74,6 +74,27 @@ std::string node_key(const pi_node& n, const char* shader) {
   return buf;
 }
 
+// A fused dispatch: its ops joined by '+', then its last node's key without
+// the op; a quantization: the activations' shape.
+std::string dispatch_key(const pi_graph& g, const Profiler::Dispatch& d) {
+  if (d.count == 0) {
+    const pi_tensor& a = g.nodes[d.first].src[1];
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "QUANTIZE_Q8 f32 [%lld,%lld,%lld,%lld]", ll(a.ne[0]),
+                  ll(a.ne[1]), ll(a.ne[2]), ll(a.ne[3]));
+    return buf;
+  }
+  const pi_node& last = g.nodes[d.first + d.count - 1];
+  if (d.count == 1) return node_key(last, d.shader);
+  std::string key;
+  for (uint32_t k = 0; k < d.count; ++k) {
+    if (k > 0) key += '+';
+    key += pi_op_name(g.nodes[d.first + k].op);
+  }
+  const std::string tail = node_key(last, d.shader);
+  return key + tail.substr(std::strlen(pi_op_name(last.op)));
+}
+
 }  // namespace
 
 bool profile_requested() {
@@ -98,11 +119,11 @@ TimestampCaps timestamp_caps(VkPhysicalDevice pd, uint32_t queue_family) {
   return c;
 }
 
-std::vector<std::string> Profiler::node_keys(const pi_graph& g,
-                                             const std::vector<const char*>& shaders) {
+std::vector<std::string> Profiler::dispatch_keys(const pi_graph& g,
+                                                 const std::vector<Dispatch>& dispatches) {
   std::vector<std::string> keys;
-  keys.reserve(g.n_nodes);
-  for (uint32_t i = 0; i < g.n_nodes; ++i) keys.push_back(node_key(g.nodes[i], shaders[i]));
+  keys.reserve(dispatches.size());
+  for (const Dispatch& d : dispatches) keys.push_back(dispatch_key(g, d));
   return keys;
 }
 

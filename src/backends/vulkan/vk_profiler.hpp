@@ -1,9 +1,7 @@
 // Where a Vulkan stream's time goes, for tuning (POLYINFER_VULKAN_PROFILE=1):
-// every recorded graph writes a timestamp before and after each node's
-// dispatch; once a submission's fence has signalled, the pairs are summed per
-// op and shape/type, and the host time of each graph_submit per what the
-// cache did (record or replay). The tables go to stderr when the stream is
-// destroyed.
+// every recorded graph writes a timestamp before and after each dispatch; once a submission's fence
+// has signalled, the pairs are summed per op and shape/type, and the host time of each graph_submit
+// per what the cache did (record or replay). The tables go to stderr when the stream is destroyed.
 #pragma once
 #include <vulkan/vulkan.h>
 
@@ -32,10 +30,16 @@ class Profiler {
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;
 
-  // The key every node of g is summed under, in graph order; shaders[i] runs
-  // node i (a MUL_MAT's key names it: which matrix-vector path ran).
-  static std::vector<std::string> node_keys(const pi_graph& g,
-                                            const std::vector<const char*>& shaders);
+  // What dispatch i of a recording runs: nodes [first, first + count) of
+  // the graph (count 0: the quantization of node first's activations) with
+  // `shader` (a MUL_MAT's key names it: which matrix-vector path ran).
+  struct Dispatch {
+    uint32_t first, count;
+    const char* shader;
+  };
+  // The key every dispatch is summed under, in order.
+  static std::vector<std::string> dispatch_keys(const pi_graph& g,
+                                                const std::vector<Dispatch>& dispatches);
   // After the submission's fence signalled: folds the timestamp pairs 2i, 2i+1
   // of `pool` into the sums of keys[i].
   void add_nodes(VkDevice dev, VkQueryPool pool, const std::vector<std::string>& keys,

@@ -210,9 +210,9 @@ void pi_stream_s::submit_graph(const pi_graph& g) {
   // submit makes the (coherent) writes visible to the device.
   polyinfer::vk::write_params(g, plan, static_cast<uint32_t*>(p.recording->params.mapped));
   if (p.recording->queries) {
-    std::vector<const char*> shaders;
-    for (const auto& np : plan.nodes) shaders.push_back(np.op.shader);
-    p.profile_keys = polyinfer::vk::Profiler::node_keys(g, shaders);
+    std::vector<polyinfer::vk::Profiler::Dispatch> dispatches;
+    for (const auto& d : plan.dispatches) dispatches.push_back({d.first, d.count, d.op.shader});
+    p.profile_keys = polyinfer::vk::Profiler::dispatch_keys(g, dispatches);
   }
   ++p.recording->in_flight;
   VkCommandBuffer cmd = p.recording->cmd;

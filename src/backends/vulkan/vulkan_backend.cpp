@@ -2,6 +2,7 @@
 // this folder. Every entry catches VkError (C++ never crosses the ABI) and
 // turns validation-layer errors raised during the call into PI_ERR_DEVICE.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -70,12 +71,20 @@ int compute_family(VkPhysicalDevice pd) {
 
 // "subgroup=0" turns the subgroup paths off and "intdot=0" the integer dot
 // products, so that a device that has them also runs (and tests) the
-// fallbacks. Other keys are for other backends.
+// fallbacks; "fusion=0" and "prequant=0" the fused dispatches
+// (vk_fusion.hpp). Other keys are for other backends.
 bool option_on(const char* options, const char* name) {
   if (options == nullptr) return true;
   const std::string key = std::string(name) + "=";
   const char* at = std::strstr(options, key.c_str());
   return at == nullptr || at[key.size()] != '0';
+}
+
+// A device option that the environment variable `env` (starting with '0')
+// also turns off, for A/B runs of a model without new options.
+bool option_or_env_on(const char* options, const char* name, const char* env) {
+  const char* e = std::getenv(env);
+  return option_on(options, name) && !(e != nullptr && e[0] == '0');
 }
 
 // Integer dot products in shaders (VK_KHR_shader_integer_dot_product). Core in
@@ -132,6 +141,10 @@ pi_status device_open(int index, const char* options, pi_device* out) {
       *out = new pi_device_s(pd, device, static_cast<uint32_t>(family));
       if (!option_on(options, "subgroup")) (*out)->features.subgroup_arith = false;
       (*out)->features.int_dot = int_dot;
+      const bool fusion = option_or_env_on(options, "fusion", "POLYINFER_VULKAN_FUSION");
+      (*out)->features.fusion = fusion;
+      (*out)->features.prequant =
+          fusion && int_dot && option_or_env_on(options, "prequant", "POLYINFER_VULKAN_PREQUANT");
     } catch (...) {
       vkDestroyDevice(device, nullptr);
       throw;

@@ -6,7 +6,8 @@
 //  1. every invocation loads its share of the rows' segments in aligned
 //     16-byte pieces, all loads issued before any is used (staged_rows.glsl);
 //  2. USE_INT_DOT: meanwhile it quantizes the segment's activations to 8-bit
-//     blocks in shared memory (unit_dot_q8.glsl);
+//     blocks in shared memory (unit_dot_q8.glsl), unless PREQUANT: then
+//     quantize_q8.comp made them once and step 4 reads them from src2;
 //  3. it stores the pieces to shared memory; barrier;
 //  4. it takes units of 32 values (F16: 8): per column it reads the unit's
 //     activations once, and dots them with the unit of every row
@@ -67,6 +68,12 @@ void main() {
   const uint wbase = t_off(T_SRC0) + (b2 / r2) * t_nb(T_SRC0, 2u) + (b3 / r3) * t_nb(T_SRC0, 3u);
   const uint abase = t_off(T_SRC1) + b2 * t_nb(T_SRC1, 2u) + b3 * t_nb(T_SRC1, 3u);
   [[unroll]] for (uint c = 0u; c < NCOLS; ++c) acol[c] = abase + c * t_nb(T_SRC1, 1u);
+#ifdef PREQUANT
+  // Flat activation row (b3 B2 + b2) NCOLS + c, as quantize_q8.comp numbers them.
+  const uint qrow = (b3 * B2 + b2) * NCOLS;
+  [[unroll]] for (uint c = 0u; c < NCOLS; ++c)
+    qcol[c] = (t_off(T_SRC2) >> 4) + 3u * (qrow + c) * (t_ne(T_SRC0, 0u) / 32u);
+#endif
   [[unroll]] for (uint i = 0u; i < NSUMS; ++i) acc[i] = 0.0;
 
   const uint K = t_ne(T_SRC0, 0u), stride = t_nb(T_SRC0, 1u);
@@ -76,7 +83,7 @@ void main() {
     g.offset = k0 / BLOCK * BLOCK_BYTES;
     g.nbytes = len / BLOCK * BLOCK_BYTES;
     stage_load(g);
-#ifdef USE_INT_DOT
+#if defined(USE_INT_DOT) && !defined(PREQUANT)
     quantize_segment(k0, len);
 #endif
     stage_store(g);

@@ -4,13 +4,23 @@
 // 2048..8192-value rows took one 64-wide workgroup looping over the row three
 // times); longer rows read the rest again in each pass. Sums: subgroupAdd plus
 // one shared step (USE_SUBGROUP), or a shared tree.
+// FUSE (vk_fusion.hpp) 1: RMS_NORM(x = src0) and MUL(norm, w = src2), the
+// norm to slot T_OUT0 and the product to dst; 2: and before them ADD(src0,
+// src1), the sum to T_OUT1. The host checks that no output shares bytes with
+// an input or another output, that every tensor is in whole words and that
+// the row fits WG * R (R = 32 then), so the tail loops do not run.
 #include "common.glsl"
 #include "rows.glsl"
 #ifdef USE_SUBGROUP
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #endif
-const uint WG = 256u, R = 16u;
+layout(constant_id = 0) const uint FUSE = 0u;
+layout(constant_id = 1) const uint R = 16u;
+const uint WG = 256u;
 layout(local_size_x = 256) in;
+
+// The fused dispatch's norm (outs[0], slot T_OUT0) and sum (outs[1], T_OUT1).
+layout(std430, set = 0, binding = 3) buffer Out { uint w[]; } outs[2];
 
 shared float part[WG];
 
@@ -48,6 +58,16 @@ void main() {
     const uint k = t + i * WG;
     v[i] = k < K ? ldf(T_SRC0, x + 4u * k) : 0.0;
   }
+  if (FUSE == 2u) {
+    const uint b = row_addr(T_SRC1, r), sum = row_addr(T_OUT1, r) >> 2;
+    [[unroll]] for (uint i = 0u; i < R; ++i) {
+      const uint k = t + i * WG;
+      if (k < K) {
+        v[i] += ldf(T_SRC1, b + 4u * k);
+        outs[1].w[sum + k] = floatBitsToUint(v[i]);
+      }
+    }
+  }
   float mean = 0.0;
   if (center) {
     float s = 0.0;
@@ -65,6 +85,18 @@ void main() {
     s2 += d * d;
   }
   const float scale = 1.0 / sqrt(sum_all(s2) / float(K) + eps);
+  if (FUSE != 0u) {
+    const uint norm = row_addr(T_OUT0, r) >> 2, w = t_off(T_SRC2);
+    [[unroll]] for (uint i = 0u; i < R; ++i) {
+      const uint k = t + i * WG;
+      if (k < K) {
+        const float n = v[i] * scale;
+        outs[0].w[norm + k] = floatBitsToUint(n);
+        dst.w[(y >> 2) + k] = floatBitsToUint(n * ldf(T_SRC2, w + 4u * k));
+      }
+    }
+    return;
+  }
   [[unroll]] for (uint i = 0u; i < R; ++i) {
     const uint k = t + i * WG;
     if (k < K) stf(y + 4u * k, (v[i] - mean) * scale);

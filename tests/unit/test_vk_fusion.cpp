@@ -1,0 +1,231 @@
+// The Vulkan backend's fusion planner (src/backends/vulkan/vk_fusion.cpp),
+// which is host code: which consecutive nodes become one dispatch, which stay
+// apart because one would read or overwrite another's bytes, and which
+// matrix-vector products share one quantization of their activations.
+// Buffers are stand-in handles (the planner compares them, never
+// dereferences them).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <initializer_list>
+#include <vector>
+
+#include "backends/vulkan/vk_fusion.hpp"
+#include "graph/memory_plan.hpp"
+#include "pi_node_builder.hpp"
+
+namespace polyinfer::vk {
+namespace {
+
+// The arena planner keeps a unit's inputs from being reused by its outputs
+// only for units of at most kFuseWindow nodes (graph/memory_plan.hpp).
+static_assert(kMaxUnitNodes <= kFuseWindow);
+
+constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kI32 = 26;
+constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2;
+
+char g_buffers[4];
+const pi_buffer kArena = reinterpret_cast<pi_buffer>(&g_buffers[0]);
+const pi_buffer kWeights = reinterpret_cast<pi_buffer>(&g_buffers[1]);
+const pi_buffer kCache = reinterpret_cast<pi_buffer>(&g_buffers[2]);
+const pi_buffer kInputs = reinterpret_cast<pi_buffer>(&g_buffers[3]);
+
+// A contiguous tensor (Q4_0: 18-byte blocks of 32, Q8_0: 34).
+pi_tensor tensor(uint32_t type, pi_buffer b, uint64_t offset, std::initializer_list<int64_t> ne) {
+  pi_tensor t{};
+  t.type = type;
+  std::fill(t.ne, t.ne + 4, 1);
+  std::copy(ne.begin(), ne.end(), t.ne);
+  const uint64_t block = type == kQ4_0 ? 18 : type == kQ8_0 ? 34 : 0;
+  t.nb[0] = block ? block : type == kF16 ? 2 : 4;
+  t.nb[1] = block ? block * static_cast<uint64_t>(t.ne[0] / 32) : t.nb[0] * t.ne[0];
+  for (int d = 2; d < 4; ++d) t.nb[d] = t.nb[d - 1] * static_cast<uint64_t>(t.ne[d - 1]);
+  t.buffer = b;
+  t.offset = offset;
+  return t;
+}
+
+// An intermediate in arena slot s (16 KB each).
+pi_tensor slot(int s, std::initializer_list<int64_t> ne) {
+  return tensor(kF32, kArena, 16384 * static_cast<uint64_t>(s), ne);
+}
+
+using test_graph::node;
+
+pi_node rope(const pi_tensor& x, const pi_tensor& dst) {
+  pi_node n = node(PI_OP_ROPE, {x, tensor(kI32, kInputs, 0, {1}), pi_tensor{}}, dst);
+  n.i[1] = kD;
+  n.f[0] = 10000.0f;
+  return n;
+}
+
+pi_node mul_mat(uint32_t wtype, uint64_t w_offset, int64_t rows, const pi_tensor& x, int out) {
+  return node(PI_OP_MUL_MAT, {tensor(wtype, kWeights, w_offset, {x.ne[0], rows}), x},
+              slot(out, {rows, x.ne[1]}));
+}
+
+// A llama decode layer's attention nodes as the memory plan lays them out:
+// ADD, RMS_NORM, MUL, the Q, K, V products, ROPE Q, ROPE K (over Q), the
+// cache writes.
+std::vector<pi_node> attention_nodes(int64_t cols = 1, uint32_t wtype = kQ4_0) {
+  const int64_t e = kEmbd;
+  const pi_tensor xn = slot(2, {e, cols});
+  std::vector<pi_node> g;
+  g.push_back(node(PI_OP_ADD, {tensor(kF32, kInputs, 64, {e, cols}), slot(9, {e, cols})},
+                   slot(0, {e, cols})));
+  g.push_back(node(PI_OP_RMS_NORM, {slot(0, {e, cols})}, slot(1, {e, cols})));
+  g.push_back(node(PI_OP_MUL, {slot(1, {e, cols}), tensor(kF32, kWeights, 0, {e})}, xn));
+  g.push_back(mul_mat(wtype, 4096, e, xn, 3));
+  g.push_back(mul_mat(wtype, 65536, 128, xn, 4));
+  g.push_back(mul_mat(wtype, 131072, 128, xn, 5));
+  g.push_back(rope(slot(3, {kD, kHeads, cols}), slot(6, {kD, kHeads, cols})));
+  g.push_back(rope(slot(4, {kD, kKvHeads, cols}), slot(3, {kD, kKvHeads, cols})));
+  g.push_back(node(PI_OP_CPY, {slot(3, {kD, kKvHeads, cols})},
+                   tensor(kF16, kCache, 0, {kD, kKvHeads, cols})));
+  g.push_back(node(PI_OP_CPY, {slot(5, {kD, kKvHeads, cols})},
+                   tensor(kF16, kCache, 1 << 20, {kD, kKvHeads, cols})));
+  return g;
+}
+
+Features features(bool fusion = true, bool prequant = true) {
+  Features f;
+  f.int_dot = true;
+  f.fusion = fusion;
+  f.prequant = prequant;
+  return f;
+}
+
+std::vector<Unit> plan(const std::vector<pi_node>& g, const Features& f = features()) {
+  return plan_units(pi_graph{g.data(), static_cast<uint32_t>(g.size())}, f);
+}
+
+std::vector<UnitKind> kinds(const std::vector<Unit>& units) {
+  std::vector<UnitKind> k;
+  for (const Unit& u : units) k.push_back(u.kind);
+  return k;
+}
+
+// Nodes that start a quantization.
+std::vector<uint32_t> quantized(const std::vector<Unit>& units) {
+  std::vector<uint32_t> q;
+  for (const Unit& u : units)
+    if (u.quantize) q.push_back(u.first);
+  return q;
+}
+
+constexpr UnitKind kS = UnitKind::kSingle;
+
+TEST(VkFusion, DecodeAttention) {
+  const std::vector<Unit> u = plan(attention_nodes());
+  ASSERT_EQ(kinds(u), (std::vector<UnitKind>{UnitKind::kAddNormMul, kS, kS, kS, kS, kS, kS, kS}));
+  EXPECT_EQ(u[0].count, 3u);
+  EXPECT_EQ(u[1].first, 3u);
+  // Q, K and V read one quantization of the norm's output.
+  EXPECT_EQ(quantized(u), (std::vector<uint32_t>{3}));
+}
+
+TEST(VkFusion, FusionOffIsOneUnitPerNode) {
+  const std::vector<Unit> u = plan(attention_nodes(), features(false, false));
+  ASSERT_EQ(u.size(), 10u);
+  for (const Unit& x : u) {
+    EXPECT_EQ(x.kind, kS);
+    EXPECT_FALSE(x.quantize);
+  }
+}
+
+TEST(VkFusion, PrequantOffKeepsNormFusion) {
+  const std::vector<Unit> u = plan(attention_nodes(), features(true, false));
+  EXPECT_EQ(u[0].kind, UnitKind::kAddNormMul);
+  EXPECT_TRUE(quantized(u).empty());
+}
+
+TEST(VkFusion, NormMulWithoutAdd) {
+  std::vector<pi_node> g = attention_nodes();
+  g.erase(g.begin());
+  const std::vector<Unit> u = plan(g);
+  EXPECT_EQ(u[0].kind, UnitKind::kNormMul);
+  EXPECT_EQ(u[0].count, 2u);
+  EXPECT_EQ(quantized(u), (std::vector<uint32_t>{2}));
+}
+
+// Two columns (two tokens) still fuse and use 8-bit activations; three do
+// not use them (the staged kernel keeps float activations).
+TEST(VkFusion, ColumnsAndProducts) {
+  EXPECT_EQ(quantized(plan(attention_nodes(2))), (std::vector<uint32_t>{3}));
+  const std::vector<Unit> u = plan(attention_nodes(3));
+  EXPECT_EQ(u[0].kind, UnitKind::kAddNormMul);
+  EXPECT_TRUE(quantized(u).empty());
+}
+
+// Weights without integer dot products (Q8_0, F32) read float activations.
+TEST(VkFusion, OnlyIntDotProductsQuantize) {
+  EXPECT_TRUE(quantized(plan(attention_nodes(1, kQ8_0))).empty());
+  EXPECT_TRUE(quantized(plan(attention_nodes(1, kF32))).empty());
+  Features no_dot = features();
+  no_dot.int_dot = false;
+  EXPECT_TRUE(quantized(plan(attention_nodes(), no_dot)).empty());
+}
+
+// The sum written over an ADD input: the norm and product still fuse, the ADD
+// stays apart.
+TEST(VkFusion, AddOutputOverItsInputStaysApart) {
+  std::vector<pi_node> g = attention_nodes();
+  g[0].dst = g[0].src[1];
+  g[1].src[0] = g[0].dst;
+  const std::vector<Unit> u = plan(g);
+  EXPECT_EQ(u[0].kind, kS);
+  EXPECT_EQ(u[1].kind, UnitKind::kNormMul);
+}
+
+// The norm written over the weight row that the product still reads.
+TEST(VkFusion, NormOverWeightStaysApart) {
+  std::vector<pi_node> g = attention_nodes();
+  g[2].src[1] = slot(1, {kEmbd});
+  for (UnitKind k : kinds(plan(g))) EXPECT_EQ(k, kS);
+}
+
+// Two outputs sharing bytes: their order would matter.
+TEST(VkFusion, OutputsMustBeDisjoint) {
+  std::vector<pi_node> g = attention_nodes();
+  g[2].dst = g[0].dst;
+  for (UnitKind k : kinds(plan(g))) EXPECT_EQ(k, kS);
+}
+
+TEST(VkFusion, MulMustReadTheNormAndARowVector) {
+  std::vector<pi_node> g = attention_nodes();
+  g[2].src[0] = slot(7, {kEmbd});
+  EXPECT_EQ(plan(g)[0].kind, kS);
+  g = attention_nodes();
+  g[2].src[1] = tensor(kF32, kWeights, 0, {kEmbd, 2});
+  EXPECT_EQ(plan(g)[0].kind, kS);
+}
+
+TEST(VkFusion, RowsLongerThanTheRegistersStayApart) {
+  const int64_t k = kMaxFusedNormRow + 32;
+  std::vector<pi_node> g;
+  g.push_back(node(PI_OP_RMS_NORM, {tensor(kF32, kInputs, 0, {k})}, tensor(kF32, kArena, 0, {k})));
+  g.push_back(node(PI_OP_MUL, {tensor(kF32, kArena, 0, {k}), tensor(kF32, kWeights, 0, {k})},
+                   tensor(kF32, kArena, 65536, {k})));
+  EXPECT_EQ(kinds(plan(g)), (std::vector<UnitKind>{kS, kS}));
+}
+
+// A product that overwrites the activations ends the run: the next product
+// over "the same" tensor must quantize what is there now.
+TEST(VkFusion, ProductOverActivationsRequantizes) {
+  std::vector<pi_node> g = attention_nodes();
+  g[3].dst = slot(2, {kEmbd});
+  EXPECT_EQ(quantized(plan(g)), (std::vector<uint32_t>{3, 4}));
+}
+
+// A node between two products over the same tensor ends the run.
+TEST(VkFusion, OtherNodeEndsTheRun) {
+  std::vector<pi_node> g = attention_nodes();
+  g.insert(g.begin() + 4, rope(slot(3, {kD, kHeads}), slot(7, {kD, kHeads})));
+  EXPECT_EQ(quantized(plan(g)), (std::vector<uint32_t>{3, 5}));
+  g = attention_nodes();
+  g[4] = mul_mat(kQ4_0, 65536, 128, slot(8, {kEmbd}), 4);
+  EXPECT_EQ(quantized(plan(g)), (std::vector<uint32_t>{3, 4, 5}));
+}
+
+}  // namespace
+}  // namespace polyinfer::vk
