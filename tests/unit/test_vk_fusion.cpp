@@ -92,6 +92,7 @@ Features features(bool fusion = true, bool prequant = true) {
   f.int_dot = true;
   f.fusion = fusion;
   f.prequant = prequant;
+  f.prequant_min_k = 0;  // the nodes here have short rows
   return f;
 }
 
@@ -122,6 +123,13 @@ TEST(VkFusion, DecodeAttention) {
   EXPECT_EQ(u[1].first, 3u);
   // Q, K and V read one quantization of the norm's output.
   EXPECT_EQ(quantized(u), (std::vector<uint32_t>{3}));
+}
+
+// Rows shorter than prequant_min_k quantize in the product's workgroups.
+TEST(VkFusion, ShortRowsQuantizeInTheProduct) {
+  Features f = features();
+  f.prequant_min_k = 4096;
+  EXPECT_TRUE(quantized(plan(attention_nodes(), f)).empty());
 }
 
 TEST(VkFusion, FusionOffIsOneUnitPerNode) {

@@ -18,6 +18,13 @@ struct Features {
   // dispatch of their own, instead of in every workgroup; off with
   // prequant=0 or POLYINFER_VULKAN_PREQUANT=0.
   bool prequant = false;
+  // ... for rows of at least this many values (option prequant_min_k=N). On
+  // the H200 (session 9, tg128): llama-8b Q4_0 126.7 tok/s with every product
+  // prequantized, 105.8 with none; llama-1b Q4_0 (rows of 2,048; the down
+  // projection's 8,192) 334.6 with only the down projection's, 322.8 with all,
+  // 323.2 with none: below 4,096 values a quantize dispatch and its barrier
+  // cost more than the workgroups' own quantizing.
+  uint32_t prequant_min_k = 4096;
   uint32_t max_shared = 16384;  // maxComputeSharedMemorySize (bytes)
 };
 

@@ -128,7 +128,7 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
   for (uint32_t i = 0; i < g.n_nodes;) {
     Unit u = features.fusion ? unit_at(g, i) : Unit{i, 1, UnitKind::kSingle};
     const pi_node& n = g.nodes[i];
-    if (u.kind == UnitKind::kSingle && features.prequant && matvec_int_dot(n, features)) {
+    if (u.kind == UnitKind::kSingle && matvec_prequant(n, features)) {
       u.quantize = runs.starts_run(i);
     } else {
       runs.end(i + u.count);

@@ -104,7 +104,7 @@ void plan_staged(const pi_node& n, const StagedFormat& f, const Features& feat, 
   const uint32_t type = w.type, cols = static_cast<uint32_t>(d.ne[1]);
   const uint32_t seg = staged_seg(f, type, w.ne[0]);
   const bool int_dot = matvec_int_dot(n, feat);
-  const bool own_codes = int_dot && !feat.prequant;
+  const bool own_codes = int_dot && !matvec_prequant(n, feat);
   uint32_t rows = staged_rows(f, d.ne[0], cols);
   // Fewer rows until the shared memory fits the device. One row fits the
   // 16 KiB every device has (segments of at most 2,048 values: under 4 KiB).
@@ -144,6 +144,11 @@ bool matvec_int_dot(const pi_node& n, const Features& features) {
   StagedFormat f;
   return n.op == PI_OP_MUL_MAT && features.int_dot && n.dst.ne[1] <= 2 &&
          int_dot_type(n.src[0].type) && staged_format(n.src[0].type, n.src[0].ne[0], &f);
+}
+
+bool matvec_prequant(const pi_node& n, const Features& features) {
+  return features.prequant && matvec_int_dot(n, features) &&
+         n.src[0].ne[0] >= features.prequant_min_k;
 }
 
 void plan_matvec(const pi_node& n, const Features& features, OpPlan* p) {

@@ -17,5 +17,8 @@ void plan_matvec(const pi_node& n, const Features& features, OpPlan* p);
 // with features.prequant it then reads them as the blocks of
 // shaders/quantize_q8.comp from its src2 binding (vk_fusion.hpp).
 bool matvec_int_dot(const pi_node& n, const Features& features);
+// Whether it reads them from a quantize dispatch of their own
+// (Features::prequant, rows of at least Features::prequant_min_k values).
+bool matvec_prequant(const pi_node& n, const Features& features);
 
 }  // namespace polyinfer::vk

@@ -72,12 +72,24 @@ int compute_family(VkPhysicalDevice pd) {
 // "subgroup=0" turns the subgroup paths off and "intdot=0" the integer dot
 // products, so that a device that has them also runs (and tests) the
 // fallbacks; "fusion=0" and "prequant=0" the fused dispatches
-// (vk_fusion.hpp). Other keys are for other backends.
+// (vk_fusion.hpp), "prequant_min_k=N" sets Features::prequant_min_k. Other
+// keys are for other backends.
 bool option_on(const char* options, const char* name) {
   if (options == nullptr) return true;
   const std::string key = std::string(name) + "=";
   const char* at = std::strstr(options, key.c_str());
   return at == nullptr || at[key.size()] != '0';
+}
+
+// The value of option `name`=N, or `fallback` when absent or not a number.
+uint32_t option_uint(const char* options, const char* name, uint32_t fallback) {
+  if (options == nullptr) return fallback;
+  const std::string key = std::string(name) + "=";
+  const char* at = std::strstr(options, key.c_str());
+  if (at == nullptr) return fallback;
+  char* end = nullptr;
+  const unsigned long v = std::strtoul(at + key.size(), &end, 10);
+  return end == at + key.size() ? fallback : static_cast<uint32_t>(v);
 }
 
 // A device option that the environment variable `env` (starting with '0')
@@ -145,6 +157,8 @@ pi_status device_open(int index, const char* options, pi_device* out) {
       (*out)->features.fusion = fusion;
       (*out)->features.prequant =
           fusion && int_dot && option_or_env_on(options, "prequant", "POLYINFER_VULKAN_PREQUANT");
+      (*out)->features.prequant_min_k =
+          option_uint(options, "prequant_min_k", (*out)->features.prequant_min_k);
     } catch (...) {
       vkDestroyDevice(device, nullptr);
       throw;
