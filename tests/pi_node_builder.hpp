@@ -1,9 +1,11 @@
 // A plugin-ABI node from its op, sources and destination: the graphs that
-// tests/conformance/test_decode_graph.cpp runs and tests/unit/test_cuda_fusion.cpp
-// plans are built node by node from these.
+// tests/conformance/test_decode_graph.cpp runs and the fusion planners' tests
+// (tests/unit/test_cuda_fusion.cpp, test_vk_fusion.cpp) plan are built node by
+// node from these; the planners' tests also take their tensors from here.
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <initializer_list>
 
 #include "polyinfer/backend/abi.h"
@@ -18,6 +20,37 @@ inline pi_node node(pi_op op, std::initializer_list<pi_tensor> srcs, const pi_te
   std::copy(srcs.begin(), srcs.end(), n.src);
   n.dst = dst;
   return n;
+}
+
+// Stand-in buffer handles for graphs that are planned, never run (a planner
+// compares handles and never dereferences them): the arena of
+// intermediates, the weights, the KV cache, the inputs.
+inline char g_stand_in[4];
+inline const pi_buffer kArena = reinterpret_cast<pi_buffer>(&g_stand_in[0]);
+inline const pi_buffer kWeights = reinterpret_cast<pi_buffer>(&g_stand_in[1]);
+inline const pi_buffer kCache = reinterpret_cast<pi_buffer>(&g_stand_in[2]);
+inline const pi_buffer kInputs = reinterpret_cast<pi_buffer>(&g_stand_in[3]);
+
+// A contiguous tensor of GGUF type `type`: F32 (0), F16 (1), or blocks of 32
+// values, Q4_0 (2: 18 bytes) and Q8_0 (8: 34 bytes); ne in ggml order.
+inline pi_tensor tensor(uint32_t type, pi_buffer b, uint64_t offset,
+                        std::initializer_list<int64_t> ne) {
+  pi_tensor t{};
+  t.type = type;
+  std::fill(t.ne, t.ne + 4, 1);
+  std::copy(ne.begin(), ne.end(), t.ne);
+  const uint64_t block = type == 2 ? 18 : type == 8 ? 34 : 0;
+  t.nb[0] = block ? block : type == 1 ? 2 : 4;
+  t.nb[1] = block ? block * static_cast<uint64_t>(t.ne[0] / 32) : t.nb[0] * t.ne[0];
+  for (int d = 2; d < 4; ++d) t.nb[d] = t.nb[d - 1] * static_cast<uint64_t>(t.ne[d - 1]);
+  t.buffer = b;
+  t.offset = offset;
+  return t;
+}
+
+// A float32 intermediate in arena slot s (16 KB each).
+inline pi_tensor slot(int s, std::initializer_list<int64_t> ne) {
+  return tensor(0, kArena, 16384 * static_cast<uint64_t>(s), ne);
 }
 
 }  // namespace polyinfer::test_graph

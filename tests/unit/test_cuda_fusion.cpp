@@ -22,33 +22,13 @@ static_assert(kMaxUnitNodes <= kFuseWindow);
 constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kI32 = 26;
 constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2;
 
-// Distinct handles: the arena of intermediates, the weights, the cache, the inputs.
-char g_buffers[4];
-const pi_buffer kArena = reinterpret_cast<pi_buffer>(&g_buffers[0]);
-const pi_buffer kWeights = reinterpret_cast<pi_buffer>(&g_buffers[1]);
-const pi_buffer kCache = reinterpret_cast<pi_buffer>(&g_buffers[2]);
-const pi_buffer kInputs = reinterpret_cast<pi_buffer>(&g_buffers[3]);
-
-// A contiguous tensor (Q4_0: 18-byte blocks of 32).
-pi_tensor tensor(uint32_t type, pi_buffer b, uint64_t offset, std::initializer_list<int64_t> ne) {
-  pi_tensor t{};
-  t.type = type;
-  std::fill(t.ne, t.ne + 4, 1);
-  std::copy(ne.begin(), ne.end(), t.ne);
-  t.nb[0] = type == kF16 ? 2 : type == kQ4_0 ? 18 : 4;
-  t.nb[1] = type == kQ4_0 ? 18 * static_cast<uint64_t>(t.ne[0] / 32) : t.nb[0] * t.ne[0];
-  for (int d = 2; d < 4; ++d) t.nb[d] = t.nb[d - 1] * static_cast<uint64_t>(t.ne[d - 1]);
-  t.buffer = b;
-  t.offset = offset;
-  return t;
-}
-
-// An intermediate in arena slot s (16 KB each: up to 16 tokens of kEmbd).
-pi_tensor slot(int s, std::initializer_list<int64_t> ne) {
-  return tensor(kF32, kArena, 16384 * static_cast<uint64_t>(s), ne);
-}
-
+using test_graph::kArena;
+using test_graph::kCache;
+using test_graph::kInputs;
+using test_graph::kWeights;
 using test_graph::node;
+using test_graph::slot;
+using test_graph::tensor;
 
 pi_node rope(const pi_tensor& x, const pi_tensor& dst) {
   pi_node n = node(PI_OP_ROPE, {x, tensor(kI32, kInputs, 0, {1}), pi_tensor{}}, dst);

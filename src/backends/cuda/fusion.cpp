@@ -4,6 +4,7 @@
 
 #include "backends/cuda/matvec_path.hpp"
 #include "backends/cuda/tensor_rules.hpp"
+#include "backends/fusion_bytes.hpp"
 
 namespace polyinfer::cuda {
 namespace {
@@ -11,38 +12,9 @@ namespace {
 // GGUF type ids (cuda_common.cuh has them for device code).
 constexpr uint32_t kF32 = 0, kF16 = 1, kBF16 = 30;
 
-// A tensor's allocation. Buffers are whole cudaMalloc allocations (no wrapped
-// host memory), so within one graph two handles are equal exactly when their
-// device addresses are: the plan is a function of the graph cache's keys.
-const void* address(const pi_tensor& t) {
-  return t.buffer;
-}
-
-bool same_tensor(const pi_tensor& a, const pi_tensor& b) {
-  return address(a) == address(b) && a.offset == b.offset && a.type == b.type &&
-         std::memcmp(a.ne, b.ne, sizeof a.ne) == 0 && std::memcmp(a.nb, b.nb, sizeof a.nb) == 0;
-}
-
-// Whether two tensors may share bytes (bounds from the strides).
-bool overlap(const pi_tensor& a, const pi_tensor& b) {
-  if (address(a) == nullptr || address(a) != address(b)) return false;
-  const auto end = [](const pi_tensor& t) {
-    uint64_t e = t.offset + (t.nb[0] > 4 ? t.nb[0] : 4);
-    for (int d = 0; d < 4; ++d) e += static_cast<uint64_t>(t.ne[d] - 1) * t.nb[d];
-    return e;
-  };
-  return a.offset < end(b) && b.offset < end(a);
-}
-
-// Neither node reads what the other writes, nor do they write the same bytes:
-// both may run in one launch in any order. (The memory plan may give the
-// second node's output the bytes of an input that dies at the first.)
-bool independent(const pi_node& a, const pi_node& b) {
-  for (int j = 0; j < PI_MAX_SRC; ++j) {
-    if (overlap(b.src[j], a.dst) || overlap(a.src[j], b.dst)) return false;
-  }
-  return !overlap(a.dst, b.dst);
-}
+using fusion::independent;
+using fusion::overlap;
+using fusion::same_tensor;
 
 // A float32 vector of ne[0] values that MUL broadcasts over every row.
 bool row_vector(const pi_tensor& w, int64_t k) {
@@ -105,7 +77,7 @@ bool contiguous_f32(const pi_tensor& t) {
 bool attn_flat_output(const pi_node& a, const pi_tensor& col) {
   const pi_tensor& o = a.dst;
   return a.op == PI_OP_FLASH_ATTN && o.ne[2] == 1 && o.ne[3] == 1 && o.ne[0] % 32 == 0 &&
-         contiguous_f32(o) && contiguous_f32(col) && address(col) == address(o) &&
+         contiguous_f32(o) && contiguous_f32(col) && col.buffer == o.buffer &&
          col.offset == o.offset && col.ne[0] == o.ne[0] * o.ne[1] && col.ne[1] == 1 &&
          col.ne[2] == 1 && col.ne[3] == 1;
 }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "backends/fusion_bytes.hpp"
 #include "backends/vulkan/vk_matvec_plan.hpp"
 
 namespace polyinfer::vk {
@@ -9,24 +10,12 @@ namespace {
 
 constexpr uint32_t kF32 = 0;
 
-bool same_tensor(const pi_tensor& a, const pi_tensor& b) {
-  return a.buffer == b.buffer && a.offset == b.offset && a.type == b.type &&
-         std::memcmp(a.ne, b.ne, sizeof a.ne) == 0 && std::memcmp(a.nb, b.nb, sizeof a.nb) == 0;
-}
+using fusion::independent;
+using fusion::overlap;
+using fusion::same_tensor;
 
 bool same_shape(const pi_tensor& a, const pi_tensor& b) {
   return std::memcmp(a.ne, b.ne, sizeof a.ne) == 0;
-}
-
-// Whether two tensors may share bytes (bounds from the strides).
-bool overlap(const pi_tensor& a, const pi_tensor& b) {
-  if (a.buffer == nullptr || a.buffer != b.buffer) return false;
-  const auto end = [](const pi_tensor& t) {
-    uint64_t e = t.offset + (t.nb[0] > 4 ? t.nb[0] : 4);
-    for (int d = 0; d < 4; ++d) e += static_cast<uint64_t>(t.ne[d] - 1) * t.nb[d];
-    return e;
-  };
-  return a.offset < end(b) && b.offset < end(a);
 }
 
 // Float32 rows whose every element is a whole word of its buffer: the fused
@@ -85,14 +74,6 @@ Unit unit_at(const pi_graph& g, uint32_t i) {
   if (add_norm_mul_at(g, i)) return {i, 3, UnitKind::kAddNormMul};
   if (norm_mul_at(g, i)) return {i, 2, UnitKind::kNormMul};
   return {i, 1, UnitKind::kSingle};
-}
-
-// Neither node reads what the other writes, nor do they write the same bytes.
-bool independent(const pi_node& a, const pi_node& b) {
-  for (int j = 0; j < PI_MAX_SRC; ++j) {
-    if (overlap(b.src[j], a.dst) || overlap(a.src[j], b.dst)) return false;
-  }
-  return !overlap(a.dst, b.dst);
 }
 
 // Consecutive products over the same activations share one quantization: the

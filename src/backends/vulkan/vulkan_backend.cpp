@@ -69,27 +69,31 @@ int compute_family(VkPhysicalDevice pd) {
   return -1;
 }
 
+// The text after "name=" in the options, or nullptr when absent.
+const char* option_value(const char* options, const char* name) {
+  if (options == nullptr) return nullptr;
+  const std::string key = std::string(name) + "=";
+  const char* at = std::strstr(options, key.c_str());
+  return at == nullptr ? nullptr : at + key.size();
+}
+
 // "subgroup=0" turns the subgroup paths off and "intdot=0" the integer dot
 // products, so that a device that has them also runs (and tests) the
 // fallbacks; "fusion=0" and "prequant=0" the fused dispatches
 // (vk_fusion.hpp), "prequant_min_k=N" sets Features::prequant_min_k. Other
 // keys are for other backends.
 bool option_on(const char* options, const char* name) {
-  if (options == nullptr) return true;
-  const std::string key = std::string(name) + "=";
-  const char* at = std::strstr(options, key.c_str());
-  return at == nullptr || at[key.size()] != '0';
+  const char* v = option_value(options, name);
+  return v == nullptr || *v != '0';
 }
 
 // The value of option `name`=N, or `fallback` when absent or not a number.
 uint32_t option_uint(const char* options, const char* name, uint32_t fallback) {
-  if (options == nullptr) return fallback;
-  const std::string key = std::string(name) + "=";
-  const char* at = std::strstr(options, key.c_str());
-  if (at == nullptr) return fallback;
+  const char* v = option_value(options, name);
+  if (v == nullptr) return fallback;
   char* end = nullptr;
-  const unsigned long v = std::strtoul(at + key.size(), &end, 10);
-  return end == at + key.size() ? fallback : static_cast<uint32_t>(v);
+  const unsigned long n = std::strtoul(v, &end, 10);
+  return end == v ? fallback : static_cast<uint32_t>(n);
 }
 
 // A device option that the environment variable `env` (starting with '0')
