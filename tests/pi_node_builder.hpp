@@ -53,4 +53,14 @@ inline pi_tensor slot(int s, std::initializer_list<int64_t> ne) {
   return tensor(0, kArena, 16384 * static_cast<uint64_t>(s), ne);
 }
 
+// A ROPE node (normal mode, base 10000, no scaling) over heads of head_dim
+// values, its positions a stand-in I32 input.
+inline pi_node stand_in_rope(const pi_tensor& x, const pi_tensor& dst, int32_t head_dim) {
+  pi_node n = node(PI_OP_ROPE, {x, tensor(26, kInputs, 0, {1}), pi_tensor{}}, dst);
+  n.i[1] = head_dim;
+  n.f[0] = 10000.0f;
+  n.f[1] = 1.0f;
+  return n;
+}
+
 }  // namespace polyinfer::test_graph

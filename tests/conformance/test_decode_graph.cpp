@@ -22,6 +22,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend_under_test.hpp"
@@ -42,7 +43,22 @@ struct Inputs {
   HostTensor x, res, wn, wq, wk, wv, wo, wg, wu, wd, kc, vc, mask, pos;
 };
 
-Inputs make_inputs(GgmlType wtype, int64_t n_kv, Rng& rng) {
+// The step's own inputs: a new token's activations and residual, its mask
+// over the n_kv positions and its position n_kv - 1. Some earlier positions
+// are masked; the new token's own never; with a window, every position but
+// the last `window` too (so that each of those weighs much in the output).
+void new_token(Inputs& in, int64_t n_kv, Rng& rng, int64_t window = 0) {
+  fill_normal(in.x, rng);
+  fill_normal(in.res, rng);
+  for (int64_t j = 0; j < n_kv; ++j) {
+    const bool masked = (j % 7 == 3 || (window > 0 && j < n_kv - window)) && j + 1 < n_kv;
+    in.mask.f32(j) = masked ? -INFINITY : 0.0f;
+  }
+  in.pos.i32(0) = static_cast<int32_t>(n_kv - 1);
+}
+
+// Weights and a KV cache of max_kv positions, then the token at n_kv.
+Inputs make_inputs(GgmlType wtype, int64_t n_kv, int64_t max_kv, Rng& rng) {
   Inputs in{contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
             contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
             contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
@@ -53,11 +69,11 @@ Inputs make_inputs(GgmlType wtype, int64_t n_kv, Rng& rng) {
             contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
             contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
             contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
-            contiguous(GgmlType::F16, {kD, kKvHeads, n_kv, 1}),
-            contiguous(GgmlType::F16, {kD, kKvHeads, n_kv, 1}),
-            contiguous(GgmlType::F32, {n_kv, 1, 1, 1}),
+            contiguous(GgmlType::F16, {kD, kKvHeads, max_kv, 1}),
+            contiguous(GgmlType::F16, {kD, kKvHeads, max_kv, 1}),
+            contiguous(GgmlType::F32, {max_kv, 1, 1, 1}),
             contiguous(GgmlType::I32, {1, 1, 1, 1})};
-  for (HostTensor* t : {&in.x, &in.res, &in.wn, &in.kc, &in.vc}) fill_normal(*t, rng);
+  for (HostTensor* t : {&in.wn, &in.kc, &in.vc}) fill_normal(*t, rng);
   // Weights of sigma 1/sqrt(K) through the reference quantizer, as a model's:
   // the chain of five products keeps its scale (unit-sigma F16 weights
   // overflowed the CPU's F16 activations; random K-quant blocks, whose codes
@@ -65,9 +81,7 @@ Inputs make_inputs(GgmlType wtype, int64_t n_kv, Rng& rng) {
   // rounding differences with them).
   for (HostTensor* t : {&in.wq, &in.wk, &in.wv, &in.wo, &in.wg, &in.wu, &in.wd})
     fill_normal(*t, rng, 1.0 / std::sqrt(static_cast<double>(kEmbd)));
-  // Some earlier positions masked; the new token's own position never.
-  for (int64_t j = 0; j < n_kv; ++j) in.mask.f32(j) = j % 7 == 3 && j + 1 < n_kv ? -INFINITY : 0.0f;
-  in.pos.i32(0) = static_cast<int32_t>(n_kv - 1);
+  new_token(in, n_kv, rng);
   return in;
 }
 
@@ -104,90 +118,133 @@ struct Result {
   std::vector<float> k_new, v_new;
 };
 
-std::vector<float> f16_row(const HostTensor& cache, const DeviceBuffer& b, int64_t pos) {
-  std::vector<uint16_t> h(kKv);
-  b.read(cache.offset + static_cast<uint64_t>(pos) * cache.nb[2], h.data(), 2 * kKv);
-  std::vector<float> f(kKv);
-  for (int64_t i = 0; i < kKv; ++i) f[i] = fp16_to_fp32(h[i]);
-  return f;
+DeviceBuffer upload(const BackendDevice& dev, const HostTensor& h) {
+  DeviceBuffer b = DeviceBuffer::allocate(dev, h.bytes.size());
+  b.write(0, h.bytes.data(), h.bytes.size());
+  return b;
 }
 
-// Uploads the inputs to `dev`, submits the step, reads back what it wrote;
-// the name of a node `dev` does not support, and no result, if any.
-Result run_step(const BackendDevice& dev, const Inputs& in, int64_t n_kv,
-                std::string* unsupported) {
-  auto upload = [&](const HostTensor& h) {
-    DeviceBuffer b = DeviceBuffer::allocate(dev, h.bytes.size());
-    b.write(0, h.bytes.data(), h.bytes.size());
-    return b;
-  };
-  const DeviceBuffer x = upload(in.x), res = upload(in.res), wn = upload(in.wn), wq = upload(in.wq),
-                     wk = upload(in.wk), wv = upload(in.wv), wo = upload(in.wo), wg = upload(in.wg),
-                     wu = upload(in.wu), wd = upload(in.wd), kc = upload(in.kc), vc = upload(in.vc),
-                     mask = upload(in.mask), pos = upload(in.pos);
-  const DeviceBuffer arena = DeviceBuffer::allocate(dev, kSlots * kSlot);
-  const std::vector<uint8_t> poison(kSlots * kSlot, 0xFF);
-  arena.write(0, poison.data(), poison.size());
+// A decode layer on one device: its buffers live across steps, as a model's
+// weights, cache and arena do, so that consecutive steps reach the backend as
+// the same graph at the next position (a backend may replay it with the
+// per-token values changed).
+class Layer {
+ public:
+  Layer(const BackendDevice& dev, const Inputs& in)
+      : dev_(dev),
+        x_(upload(dev, in.x)),
+        res_(upload(dev, in.res)),
+        wn_(upload(dev, in.wn)),
+        wq_(upload(dev, in.wq)),
+        wk_(upload(dev, in.wk)),
+        wv_(upload(dev, in.wv)),
+        wo_(upload(dev, in.wo)),
+        wg_(upload(dev, in.wg)),
+        wu_(upload(dev, in.wu)),
+        wd_(upload(dev, in.wd)),
+        kc_(upload(dev, in.kc)),
+        vc_(upload(dev, in.vc)),
+        mask_(upload(dev, in.mask)),
+        pos_(upload(dev, in.pos)),
+        arena_(DeviceBuffer::allocate(dev, kSlots * kSlot)) {}
 
-  const pi_tensor pos_t = bind(in.pos, pos);
-  pi_tensor k_slot = bind(in.kc, kc), v_slot = bind(in.vc, vc);
-  for (pi_tensor* t : {&k_slot, &v_slot}) {
-    t->ne[2] = 1;
-    t->offset += static_cast<uint64_t>(n_kv - 1) * t->nb[2];
+  // Writes the token's inputs, poisons the arena, submits the step at n_kv
+  // and reads back what it wrote; the name of a node the device does not
+  // support, and no result, if any.
+  Result step(const Inputs& in, int64_t n_kv, std::string* unsupported) const {
+    const std::vector<pi_node> g = graph(in, n_kv);
+    for (const pi_node& n : g) {
+      if (!dev_.supports(n)) {
+        *unsupported = pi_op_name(n.op);
+        return {};
+      }
+    }
+    for (const auto& [h, b] :
+         {std::pair{&in.x, &x_}, {&in.res, &res_}, {&in.mask, &mask_}, {&in.pos, &pos_}}) {
+      b->write(0, h->bytes.data(), h->bytes.size());
+    }
+    const std::vector<uint8_t> poison(kSlots * kSlot, 0xFF);
+    arena_.write(0, poison.data(), poison.size());
+    dev_.submit(pi_graph{g.data(), static_cast<uint32_t>(g.size())});
+    Result r;
+    r.arena.resize(kSlots * kEmbd);
+    arena_.read(0, r.arena.data(), kSlots * kSlot);
+    r.k_new = f16_row(in.kc, kc_, n_kv - 1);
+    r.v_new = f16_row(in.vc, vc_, n_kv - 1);
+    return r;
   }
-  // The cache as FLASH_ATTN reads it: [D, n_kv, Hkv].
-  auto kv_view = [&](const HostTensor& c, const DeviceBuffer& b) {
+
+ private:
+  static std::vector<float> f16_row(const HostTensor& cache, const DeviceBuffer& b, int64_t pos) {
+    std::vector<uint16_t> h(kKv);
+    b.read(cache.offset + static_cast<uint64_t>(pos) * cache.nb[2], h.data(), 2 * kKv);
+    std::vector<float> f(kKv);
+    for (int64_t i = 0; i < kKv; ++i) f[i] = fp16_to_fp32(h[i]);
+    return f;
+  }
+
+  // The cache as FLASH_ATTN reads it: [D, n_kv, Hkv], nb[3] following n_kv
+  // as a model's view does.
+  static pi_tensor kv_view(const HostTensor& c, const DeviceBuffer& b, int64_t n_kv) {
     pi_tensor t = bind(c, b);
     t.ne[1] = n_kv;
     t.ne[2] = kKvHeads;
     t.nb[1] = c.nb[2];
     t.nb[2] = c.nb[1];
+    t.nb[3] = c.nb[2] * static_cast<uint64_t>(n_kv);
     return t;
-  };
-  pi_tensor q_fa = f32_at(arena, kRq, {kD, 1, kHeads, 1});
-  q_fa.nb[1] = 4 * kEmbd;
-  q_fa.nb[2] = 4 * kD;
-  std::vector<pi_node> g;
-  g.push_back(node(PI_OP_ADD, {bind(in.x, x), bind(in.res, res)}, f32_at(arena, kSum, {kEmbd})));
-  g.push_back(node(PI_OP_RMS_NORM, {f32_at(arena, kSum, {kEmbd})}, f32_at(arena, kNorm, {kEmbd})));
-  g.back().f[0] = 1e-5f;
-  g.push_back(node(PI_OP_MUL, {f32_at(arena, kNorm, {kEmbd}), bind(in.wn, wn)},
-                   f32_at(arena, kXn, {kEmbd})));
-  const pi_tensor xn = f32_at(arena, kXn, {kEmbd});
-  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wq, wq), xn}, f32_at(arena, kQ, {kEmbd})));
-  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wk, wk), xn}, f32_at(arena, kK, {kKv})));
-  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wv, wv), xn}, f32_at(arena, kV, {kKv})));
-  g.push_back(rope(f32_at(arena, kQ, {kD, kHeads}), pos_t, f32_at(arena, kRq, {kD, kHeads})));
-  g.push_back(rope(f32_at(arena, kK, {kD, kKvHeads}), pos_t, f32_at(arena, kQ, {kD, kKvHeads})));
-  g.push_back(node(PI_OP_CPY, {f32_at(arena, kQ, {kD, kKvHeads})}, k_slot));
-  g.push_back(node(PI_OP_CPY, {f32_at(arena, kV, {kD, kKvHeads})}, v_slot));
-  g.push_back(node(PI_OP_FLASH_ATTN,
-                   {q_fa, kv_view(in.kc, kc), kv_view(in.vc, vc), bind(in.mask, mask)},
-                   f32_at(arena, kO, {kD, kHeads})));
-  g.back().f[0] = 1.0f / std::sqrt(static_cast<float>(kD));
-  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wo, wo), f32_at(arena, kO, {kEmbd})},
-                   f32_at(arena, kAo, {kEmbd})));
-  const pi_tensor ao = f32_at(arena, kAo, {kEmbd});
-  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wg, wg), ao}, f32_at(arena, kGate, {kEmbd})));
-  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wu, wu), ao}, f32_at(arena, kUp, {kEmbd})));
-  g.push_back(node(PI_OP_SWIGLU, {f32_at(arena, kGate, {kEmbd}), f32_at(arena, kUp, {kEmbd})},
-                   f32_at(arena, kSw, {kEmbd})));
-  g.push_back(node(PI_OP_MUL_MAT, {bind(in.wd, wd), f32_at(arena, kSw, {kEmbd})},
-                   f32_at(arena, kY, {kEmbd})));
-  for (const pi_node& n : g) {
-    if (!dev.supports(n)) {
-      *unsupported = pi_op_name(n.op);
-      return {};
-    }
   }
-  dev.submit(pi_graph{g.data(), static_cast<uint32_t>(g.size())});
-  Result r;
-  r.arena.resize(kSlots * kEmbd);
-  arena.read(0, r.arena.data(), kSlots * kSlot);
-  r.k_new = f16_row(in.kc, kc, n_kv - 1);
-  r.v_new = f16_row(in.vc, vc, n_kv - 1);
-  return r;
-}
+
+  std::vector<pi_node> graph(const Inputs& in, int64_t n_kv) const {
+    const DeviceBuffer& arena = arena_;
+    const pi_tensor pos_t = bind(in.pos, pos_);
+    pi_tensor k_slot = bind(in.kc, kc_), v_slot = bind(in.vc, vc_);
+    for (pi_tensor* t : {&k_slot, &v_slot}) {
+      t->ne[2] = 1;
+      t->offset += static_cast<uint64_t>(n_kv - 1) * t->nb[2];
+      t->nb[3] = t->nb[2];
+    }
+    pi_tensor mask = bind(in.mask, mask_);
+    mask.ne[0] = n_kv;
+    for (int d = 1; d < 4; ++d) mask.nb[d] = 4 * static_cast<uint64_t>(n_kv);
+    pi_tensor q_fa = f32_at(arena, kRq, {kD, 1, kHeads, 1});
+    q_fa.nb[1] = 4 * kEmbd;
+    q_fa.nb[2] = 4 * kD;
+    std::vector<pi_node> g;
+    g.push_back(
+        node(PI_OP_ADD, {bind(in.x, x_), bind(in.res, res_)}, f32_at(arena, kSum, {kEmbd})));
+    g.push_back(
+        node(PI_OP_RMS_NORM, {f32_at(arena, kSum, {kEmbd})}, f32_at(arena, kNorm, {kEmbd})));
+    g.back().f[0] = 1e-5f;
+    g.push_back(node(PI_OP_MUL, {f32_at(arena, kNorm, {kEmbd}), bind(in.wn, wn_)},
+                     f32_at(arena, kXn, {kEmbd})));
+    const pi_tensor xn = f32_at(arena, kXn, {kEmbd});
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wq, wq_), xn}, f32_at(arena, kQ, {kEmbd})));
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wk, wk_), xn}, f32_at(arena, kK, {kKv})));
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wv, wv_), xn}, f32_at(arena, kV, {kKv})));
+    g.push_back(rope(f32_at(arena, kQ, {kD, kHeads}), pos_t, f32_at(arena, kRq, {kD, kHeads})));
+    g.push_back(rope(f32_at(arena, kK, {kD, kKvHeads}), pos_t, f32_at(arena, kQ, {kD, kKvHeads})));
+    g.push_back(node(PI_OP_CPY, {f32_at(arena, kQ, {kD, kKvHeads})}, k_slot));
+    g.push_back(node(PI_OP_CPY, {f32_at(arena, kV, {kD, kKvHeads})}, v_slot));
+    g.push_back(node(PI_OP_FLASH_ATTN,
+                     {q_fa, kv_view(in.kc, kc_, n_kv), kv_view(in.vc, vc_, n_kv), mask},
+                     f32_at(arena, kO, {kD, kHeads})));
+    g.back().f[0] = 1.0f / std::sqrt(static_cast<float>(kD));
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wo, wo_), f32_at(arena, kO, {kEmbd})},
+                     f32_at(arena, kAo, {kEmbd})));
+    const pi_tensor ao = f32_at(arena, kAo, {kEmbd});
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wg, wg_), ao}, f32_at(arena, kGate, {kEmbd})));
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wu, wu_), ao}, f32_at(arena, kUp, {kEmbd})));
+    g.push_back(node(PI_OP_SWIGLU, {f32_at(arena, kGate, {kEmbd}), f32_at(arena, kUp, {kEmbd})},
+                     f32_at(arena, kSw, {kEmbd})));
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wd, wd_), f32_at(arena, kSw, {kEmbd})},
+                     f32_at(arena, kY, {kEmbd})));
+    return g;
+  }
+
+  const BackendDevice& dev_;
+  DeviceBuffer x_, res_, wn_, wq_, wk_, wv_, wo_, wg_, wu_, wd_, kc_, vc_, mask_, pos_, arena_;
+};
 
 // got within rel · max|want| of want, element by element (NaN fails).
 void expect_close(const float* got, const float* want, int64_t n, double rel,
@@ -239,27 +296,62 @@ class DecodeGraph : public ConformanceTestWithParam<Case> {};
 TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
   const auto [wtype, n_kv] = GetParam();
   Rng rng(case_seed("DECODE_GRAPH/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv)));
-  const Inputs in = make_inputs(wtype, n_kv, rng);
+  const Inputs in = make_inputs(wtype, n_kv, n_kv, rng);
   const BackendDevice& dev = backend().device();
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
   std::string unsupported;
-  const Result fused = run_step(dev, in, n_kv, &unsupported);
+  const Result fused = Layer(dev, in).step(in, n_kv, &unsupported);
   if (!unsupported.empty()) GTEST_SKIP() << dev.name() << " does not support this " << unsupported;
   const bool quantized = wtype != GgmlType::F16;
-  compare(fused, run_step(unfused, in, n_kv, &unsupported), quantized, 0.0, "fusion=0");
-  compare(fused, run_step(cpu, in, n_kv, &unsupported), quantized, 5e-2, "cpu");
+  compare(fused, Layer(unfused, in).step(in, n_kv, &unsupported), quantized, 0.0, "fusion=0");
+  compare(fused, Layer(cpu, in).step(in, n_kv, &unsupported), quantized, 5e-2, "cpu");
+}
+
+// Consecutive decode steps on the same buffers, a new token each (its
+// activations, mask and position; the cache row it writes is read by the
+// steps after it): the graph differs only in the KV length and the cache
+// rows written, which a backend may keep out of what it compiles (CUDA
+// replays one captured graph with those values in device memory; the first
+// steps run eagerly, then captured). Each token attends to its last 4
+// positions only (the mask), so that a stale KV length or cache row moves
+// the attention's output by a quarter or more. Every step against the same
+// backend with fusion=0 (as above) and the CPU: 1e-1 of the largest
+// magnitude, since the cache rows each backend wrote at the earlier steps
+// carry its own rounding into the later ones.
+TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
+  constexpr int kSteps = 5;
+  constexpr int64_t kWindow = 4;
+  const auto [wtype, n_kv0] = GetParam();
+  Rng rng(case_seed("DECODE_STEPS/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv0)));
+  Inputs in = make_inputs(wtype, n_kv0, n_kv0 + kSteps - 1, rng);
+  const BackendDevice& dev = backend().device();
+  const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
+  const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
+  const Layer fused_layer(dev, in), unfused_layer(unfused, in), cpu_layer(cpu, in);
+  const bool quantized = wtype != GgmlType::F16;
+  for (int64_t n_kv = n_kv0; n_kv < n_kv0 + kSteps; ++n_kv) {
+    new_token(in, n_kv, rng, kWindow);
+    std::string unsupported;
+    const Result fused = fused_layer.step(in, n_kv, &unsupported);
+    if (!unsupported.empty())
+      GTEST_SKIP() << dev.name() << " does not support this " << unsupported;
+    const std::string at = "n_kv " + std::to_string(n_kv) + ", ";
+    compare(fused, unfused_layer.step(in, n_kv, &unsupported), quantized, 0.0, at + "fusion=0");
+    compare(fused, cpu_layer.step(in, n_kv, &unsupported), quantized, 1e-1, at + "cpu");
+  }
 }
 
 // n_kv: one block per head, two blocks and a merge, and past the short-KV
 // decode kernel (CUDA; there the O projection's activations are quantized
-// after the attention's merge, not in its kernel). Q4_K: two weight rows per
-// warp; Q8_0: the residual activation codes.
+// after the attention's merge, not in its kernel); 254: the steps cross from
+// the short kernel to the long one. Q4_K: two weight rows per warp; Q8_0:
+// the residual activation codes.
 INSTANTIATE_TEST_SUITE_P(Steps, DecodeGraph,
                          ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40},
                                            Case{GgmlType::Q4_0, 100}, Case{GgmlType::F16, 300},
-                                           Case{GgmlType::Q4_0, 300}, Case{GgmlType::Q4_K, 40},
-                                           Case{GgmlType::Q8_0, 40}));
+                                           Case{GgmlType::Q4_0, 254}, Case{GgmlType::Q4_0, 300},
+                                           Case{GgmlType::Q4_K, 40}, Case{GgmlType::Q8_0, 40}));
 
 }  // namespace
 }  // namespace polyinfer::conformance

@@ -10,6 +10,7 @@
 
 #include "backends/cuda/fusion.hpp"
 #include "graph/memory_plan.hpp"
+#include "llama_layer_nodes.hpp"
 #include "pi_node_builder.hpp"
 
 namespace polyinfer::cuda {
@@ -19,7 +20,7 @@ namespace {
 // only for units of at most kFuseWindow nodes (graph/memory_plan.hpp).
 static_assert(kMaxUnitNodes <= kFuseWindow);
 
-constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kI32 = 26;
+constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2;
 constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2;
 
 using test_graph::kArena;
@@ -29,14 +30,6 @@ using test_graph::kWeights;
 using test_graph::node;
 using test_graph::slot;
 using test_graph::tensor;
-
-pi_node rope(const pi_tensor& x, const pi_tensor& dst) {
-  pi_node n = node(PI_OP_ROPE, {x, tensor(kI32, kInputs, 0, {1}), pi_tensor{}}, dst);
-  n.i[1] = kD;
-  n.f[0] = 10000.0f;
-  n.f[1] = 1.0f;
-  return n;
-}
 
 // A llama decode layer's attention nodes as the memory plan lays them out:
 // ROPE K's output over Q (slot 3), which dies at ROPE Q.
@@ -48,18 +41,8 @@ std::vector<pi_node> attention_nodes(int64_t tokens = 1) {
                    slot(0, {e, tokens})));
   g.push_back(node(PI_OP_RMS_NORM, {slot(0, {e, tokens})}, slot(1, {e, tokens})));
   g.push_back(node(PI_OP_MUL, {slot(1, {e, tokens}), tensor(kF32, kWeights, 0, {e})}, xn));
-  g.push_back(
-      node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 4096, {e, e}), xn}, slot(3, {e, tokens})));
-  g.push_back(
-      node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 65536, {e, 128}), xn}, slot(4, {128, tokens})));
-  g.push_back(
-      node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 131072, {e, 128}), xn}, slot(5, {128, tokens})));
-  g.push_back(rope(slot(3, {kD, kHeads, tokens}), slot(6, {kD, kHeads, tokens})));
-  g.push_back(rope(slot(4, {kD, kKvHeads, tokens}), slot(3, {kD, kKvHeads, tokens})));
-  g.push_back(node(PI_OP_CPY, {slot(3, {kD, kKvHeads, tokens})},
-                   tensor(kF16, kCache, 0, {kD, kKvHeads, tokens})));
-  g.push_back(node(PI_OP_CPY, {slot(5, {kD, kKvHeads, tokens})},
-                   tensor(kF16, kCache, 1 << 20, {kD, kKvHeads, tokens})));
+  const std::vector<pi_node> rest = test_graph::qkv_rope_cache_nodes(tokens, 0);
+  g.insert(g.end(), rest.begin(), rest.end());
   return g;
 }
 

@@ -21,7 +21,7 @@ namespace {
 // only for units of at most kFuseWindow nodes (graph/memory_plan.hpp).
 static_assert(kMaxUnitNodes <= kFuseWindow);
 
-constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kI32 = 26;
+constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8;
 constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2;
 
 using test_graph::kArena;
@@ -33,10 +33,7 @@ using test_graph::slot;
 using test_graph::tensor;
 
 pi_node rope(const pi_tensor& x, const pi_tensor& dst) {
-  pi_node n = node(PI_OP_ROPE, {x, tensor(kI32, kInputs, 0, {1}), pi_tensor{}}, dst);
-  n.i[1] = kD;
-  n.f[0] = 10000.0f;
-  return n;
+  return test_graph::stand_in_rope(x, dst, kD);
 }
 
 pi_node mul_mat(uint32_t wtype, uint64_t w_offset, int64_t rows, const pi_tensor& x, int out) {

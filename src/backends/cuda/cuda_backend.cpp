@@ -151,6 +151,7 @@ void stream_destroy(pi_stream s) {
   if (const std::string r = s->profiler.report(); !r.empty()) std::fputs(r.c_str(), stderr);
   if (s->cublas) cublasDestroy(s->cublas);
   if (s->cublas_workspace) cudaFree(s->cublas_workspace);
+  if (s->decode_fields) cudaFree(s->decode_fields);
   if (s->stream) cudaStreamDestroy(s->stream);
   delete s;
 }
@@ -167,6 +168,11 @@ pi_status stream_create(pi_device dev, pi_stream* out) {
   if (cudaError_t e = cudaMalloc(&s->cublas_workspace, kCublasWorkspace); e != cudaSuccess) {
     stream_destroy(s);
     return cuda_fail(dev, "cudaMalloc (cuBLAS workspace)", e);
+  }
+  if (cudaError_t e = cudaMalloc(&s->decode_fields, kDecodeFieldCapacity * sizeof(int64_t));
+      e != cudaSuccess) {
+    stream_destroy(s);
+    return cuda_fail(dev, "cudaMalloc (decode fields)", e);
   }
   if (cublasCreate(&s->cublas) != CUBLAS_STATUS_SUCCESS ||
       cublasSetStream(s->cublas, s->stream) != CUBLAS_STATUS_SUCCESS ||

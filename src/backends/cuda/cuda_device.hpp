@@ -35,5 +35,9 @@ struct pi_stream_s {
   void* cublas_workspace = nullptr;
   polyinfer::cuda::ScratchPool scratch;
   polyinfer::cuda::GraphCache graphs;
+  // The per-token fields of the graph being run (decode_fields.hpp), uploaded
+  // before each submit; fixed for the stream's life, since its captured
+  // graphs hold the address.
+  int64_t* decode_fields = nullptr;
   polyinfer::cuda::Profiler profiler;
 };

@@ -29,6 +29,9 @@ struct LaunchContext {
   cublasHandle_t cublas;
   int sm_count;
   ActQuantCache* act_cache;  // MUL_MAT's quantized activations in scratch
+  // The node's per-token value in device memory (decode_fields.hpp), or
+  // nullptr: then its kernels take it from the views.
+  const int64_t* field = nullptr;
 };
 
 struct OpImpl {

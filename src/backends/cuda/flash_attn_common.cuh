@@ -19,7 +19,14 @@ struct FaArgs {
   // aq != nullptr: the short decode kernel also writes its one token's output
   // (heads one after another) as 8-bit blocks for the O projection.
   ActQuantPtrs quant;
+  // Decode kernels: n_kv in device memory (decode_fields.hpp), which then
+  // stands for k.ne[1], v.ne[1] and the mask's length; nullptr: k.ne[1].
+  const int64_t* n_kv_field = nullptr;
 };
+
+__device__ __forceinline__ int64_t kv_length(const FaArgs& p) {
+  return p.n_kv_field ? *p.n_kv_field : p.k.ne[1];
+}
 
 __device__ __forceinline__ float kv_elem(uint32_t type, const uint8_t* row, int d) {
   if (type == kF32) return reinterpret_cast<const float*>(row)[d];

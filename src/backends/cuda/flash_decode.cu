@@ -5,8 +5,8 @@
 namespace polyinfer::cuda {
 namespace {
 
-constexpr int kChunk = 32;       // KV positions per block
-constexpr int kLanesPerPos = 4;  // threads that share a position's dot products
+constexpr int kChunk = kFlashChunk;  // KV positions per block
+constexpr int kLanesPerPos = 4;      // threads that share a position's dot products
 constexpr int kThreads = kChunk * kLanesPerPos;
 constexpr int kMaxGroup = 8;
 
@@ -27,9 +27,9 @@ __device__ __forceinline__ void load8(uint32_t type, const uint8_t* row, int d0,
 // hold anything there).
 template <int D>
 __device__ __forceinline__ void scores(const FaArgs& p, const float (*sq)[D], int group, int64_t j,
-                                       int quarter, bool a16, float s[kMaxGroup]) {
+                                       int64_t n_kv, int quarter, bool a16, float s[kMaxGroup]) {
   constexpr int kDims = D / kLanesPerPos;
-  const bool live = j < p.k.ne[1];
+  const bool live = j < n_kv;
   const float mj = live && p.mask.data ? reinterpret_cast<const float*>(p.mask.data)[j] : 0.0f;
 #pragma unroll
   for (int g = 0; g < kMaxGroup; ++g) s[g] = 0.0f;
@@ -64,6 +64,7 @@ __global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16,
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int group = static_cast<int>(p.group);
   const int64_t hk = blockIdx.x, j0 = static_cast<int64_t>(blockIdx.y) * kChunk;
+  const int64_t n_kv = kv_length(p);
 
   for (int i = tid; i < group * D; i += kThreads) {
     sq[i / D][i % D] = reinterpret_cast<const float*>(row_at(p.q, 0, hk * group + i / D, 0))[i % D];
@@ -71,7 +72,7 @@ __global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16,
   __syncthreads();
   {
     float s[kMaxGroup];
-    scores<D>(p, sq, group, j0 + tid / kLanesPerPos, tid % kLanesPerPos, k16, s);
+    scores<D>(p, sq, group, j0 + tid / kLanesPerPos, n_kv, tid % kLanesPerPos, k16, s);
     if (tid % kLanesPerPos == 0) {
 #pragma unroll
       for (int g = 0; g < kMaxGroup; ++g) {
@@ -97,7 +98,7 @@ __global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16,
   // position; the loop is unrolled so that its V loads are in flight together.
   const int dp = tid % kPairs, grp = tid / kPairs;
   float acc[kMaxGroup][2] = {};
-  const int64_t n = min(static_cast<int64_t>(kChunk), p.k.ne[1] - j0);
+  const int64_t n = min(static_cast<int64_t>(kChunk), n_kv - j0);
   const uint8_t* vbase = p.v.data + hk * p.v.nb[2] + j0 * p.v.nb[1];
 #pragma unroll
   for (int i = 0; i < kPerThread; ++i) {
@@ -166,7 +167,7 @@ __global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16,
 // kernel past 64 positions, a step took 10.7 us at 16-64 positions and
 // 10.7 + 5.0 us past 64.)
 constexpr int kShortWarps = 16;
-constexpr int64_t kShortKv = 256;
+constexpr int64_t kShortKv = kFlashShortKv;
 
 // Positions per warp: the K and V values a lane holds stay at 64 floats.
 __host__ __device__ constexpr int short_positions(int64_t head_dim) {
@@ -207,11 +208,10 @@ __device__ __forceinline__ void load_kv(uint32_t type, const uint8_t* row, int d
 // into its running max m, sum l and unnormalized output acc.
 template <int D>
 __device__ __forceinline__ void short_pass(const FaArgs& p, const float q[D / 32], int64_t hk,
-                                           int64_t j0, bool k_vec, bool v_vec, float& m, float& l,
-                                           float acc[D / 32]) {
+                                           int64_t j0, int64_t n_kv, bool k_vec, bool v_vec,
+                                           float& m, float& l, float acc[D / 32]) {
   constexpr int E = D / 32, P = short_positions(D);
   const int lane = threadIdx.x % 32;
-  const int64_t n_kv = p.k.ne[1];
   // Lane e < P: position j0 + e's mask, −inf when masked or absent.
   float mv = -INFINITY;
   if (lane < P && j0 + lane < n_kv)
@@ -265,7 +265,7 @@ __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(Fa
   __shared__ float sm[kShortWarps], sl[kShortWarps];
   __shared__ float so[kShortWarps][D];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t h = blockIdx.x, hk = h / p.group, n_kv = p.k.ne[1];
+  const int64_t h = blockIdx.x, hk = h / p.group, n_kv = kv_length(p);
 
   const float* qrow = reinterpret_cast<const float*>(row_at(p.q, 0, h, 0));
   float q[E];
@@ -273,7 +273,7 @@ __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(Fa
   for (int e = 0; e < E; ++e) q[e] = qrow[lane * E + e];
   float m = -INFINITY, l = 0.0f, acc[E] = {};
   for (int64_t j0 = warp * P; j0 < n_kv; j0 += kShortWarps * P) {
-    short_pass<D>(p, q, hk, j0, k_vec, v_vec, m, l, acc);
+    short_pass<D>(p, q, hk, j0, n_kv, k_vec, v_vec, m, l, acc);
   }
   if (lane == 0) {
     sm[warp] = m;
@@ -328,16 +328,6 @@ void launch_long(const FaArgs& p, cudaStream_t stream) {
 }
 
 }  // namespace
-
-bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim) {
-  return tokens == 1 && group >= 1 && group <= kMaxGroup &&
-         (head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256);
-}
-
-int flash_decode_splits(int64_t n_kv) {
-  if (n_kv <= kShortKv) return 1;  // the short kernel: no merge
-  return static_cast<int>((n_kv + kChunk - 1) / kChunk);
-}
 
 void launch_flash_decode(const FaArgs& p, cudaStream_t stream) {
   if (p.k.ne[1] <= kShortKv) {

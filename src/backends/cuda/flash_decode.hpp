@@ -12,15 +12,12 @@
 #include <cuda_runtime.h>
 
 #include "backends/cuda/flash_attn_common.cuh"
+#include "backends/cuda/tensor_rules.hpp"
 
 namespace polyinfer::cuda {
 
-// Whether the decode kernel takes a node: one token, at most 8 query heads
-// per KV head, head size 32, 64, 128 or 256.
-bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim);
-// KV splits (blocks per head) for n_kv positions.
-int flash_decode_splits(int64_t n_kv);
-// Enqueues the kernel (and the merge when p.nsplit > 1); p.nsplit must be
+// Which nodes take the kernels: flash_decode_fits, flash_decode_splits
+// (tensor_rules.hpp). Enqueues the kernel (and the merge when p.nsplit > 1); p.nsplit must be
 // flash_decode_splits(n_kv). p.quant is written only when p.nsplit == 1.
 void launch_flash_decode(const FaArgs& p, cudaStream_t stream);
 

@@ -31,6 +31,8 @@ struct UnitContext {
   cudaStream_t stream;
   uint8_t* scratch;
   ActQuantCache* act_cache;
+  // Each node's per-token value in device memory, or nullptr (LaunchContext).
+  const int64_t* field[kMaxUnitNodes] = {};
 };
 
 // [ADD,] RMS_NORM, MUL(norm, w): one block per row writes every node's dst.

@@ -20,9 +20,13 @@ constexpr int kKvPairs = static_cast<int>(kMaxRopeKvKv / 2 / kThreads);
 static_assert(kQPairs * 2 * kThreads == kMaxRopeKvQ && kKvPairs * 2 * kThreads == kMaxRopeKvKv);
 
 struct RopeKvArgs {
-  View q, k, v;             // ROPE Q's, ROPE K's and CPY V's sources: [D, heads] F32
-  View q_out, k_out;        // the ROPEs' outputs
-  View k_cache, v_cache;    // the CPYs' destinations
+  View q, k, v;           // ROPE Q's, ROPE K's and CPY V's sources: [D, heads] F32
+  View q_out, k_out;      // the ROPEs' outputs
+  View k_cache, v_cache;  // the CPYs' destinations
+  // Per token (decode_fields.hpp): the destinations' byte offsets in device
+  // memory, added to k_cache.data and v_cache.data (then their buffers'
+  // starts); nullptr: the views are where they write.
+  const int64_t *k_row, *v_row;
   uint32_t k_type, v_type;  // and their types (F32, F16, BF16)
   const int32_t* pos;       // the token's position
   const float* ff;          // frequency factors, or nullptr
@@ -76,6 +80,9 @@ __global__ __launch_bounds__(kThreads) void rope_kv_kernel(RopeKvArgs a) {
   const int half = static_cast<int>(a.q.ne[0] / 2), half_v = static_cast<int>(a.v.ne[0] / 2);
   const int nq = half * static_cast<int>(a.q.ne[1]), nk = half * static_cast<int>(a.k.ne[1]);
   const int nv = half_v * static_cast<int>(a.v.ne[1]);
+  View k_cache = a.k_cache, v_cache = a.v_cache;
+  if (a.k_row) k_cache.data += *a.k_row;
+  if (a.v_row) v_cache.data += *a.v_row;
   for (int i = tid; i < a.rope.n_rot / 2; i += kThreads)
     cs[i] = rope_cos_sin(a.rope, *a.pos, a.ff, i);
   float2 q[kQPairs] = {}, k[kKvPairs] = {}, v[kKvPairs] = {};
@@ -107,9 +114,9 @@ __global__ __launch_bounds__(kThreads) void rope_kv_kernel(RopeKvArgs a) {
       const PairAt at = pair_at(a.rope, s, half);
       const float2 r = rotate(a.rope, cs, at, k[j]);
       store_pair(a.k_out, kF32, at, r);
-      store_pair(a.k_cache, a.k_type, at, r);
+      store_pair(k_cache, a.k_type, at, r);
     }
-    if (s < nv) store_pair(a.v_cache, a.v_type, plain_pair(s, half_v), v[j]);
+    if (s < nv) store_pair(v_cache, a.v_type, plain_pair(s, half_v), v[j]);
   }
 }
 
@@ -125,6 +132,10 @@ const char* launch_rope_kv(const UnitContext& c) {
   a.k_out = rk.dst;
   a.k_cache = ck.dst;
   a.v_cache = cv.dst;
+  a.k_row = c.field[2];
+  a.v_row = c.field[3];
+  if (a.k_row) a.k_cache.data -= c.nodes[2].dst.offset;
+  if (a.v_row) a.v_cache.data -= c.nodes[3].dst.offset;
   a.k_type = c.nodes[2].dst.type;
   a.v_type = c.nodes[3].dst.type;
   a.pos = reinterpret_cast<const int32_t*>(rq.src[1].data);

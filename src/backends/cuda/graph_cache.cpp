@@ -1,22 +1,9 @@
 #include "backends/cuda/graph_cache.hpp"
 
 #include <algorithm>
-#include <cstring>
-
-#include "backends/cuda/cuda_device.hpp"
 
 namespace polyinfer::cuda {
 namespace {
-
-void put_tensor(std::vector<uint64_t>& k, const pi_tensor& t) {
-  k.push_back(t.type);
-  for (int d = 0; d < 4; ++d) k.push_back(static_cast<uint64_t>(t.ne[d]));
-  for (int d = 0; d < 4; ++d) k.push_back(t.nb[d]);
-  // The device address, not the handle: a freed handle's memory may come back
-  // as another buffer's handle.
-  k.push_back(t.buffer ? reinterpret_cast<uintptr_t>(t.buffer->ptr) : 0);
-  k.push_back(t.offset);
-}
 
 // Moves `key` to the front of a bounded most-recently-seen list; true when it
 // was there already.
@@ -36,34 +23,6 @@ bool same_node(const GraphKeys& a, const GraphKeys& b, uint32_t i) {
 }
 
 }  // namespace
-
-// Field by field: pi_node has padding bytes, whose values are not part of
-// the graph.
-GraphKeys graph_keys(const pi_graph& g) {
-  GraphKeys k;
-  k.topology.push_back(g.n_nodes);
-  k.full.reserve(static_cast<size_t>(g.n_nodes) * (1 + 11 * (PI_MAX_SRC + 1) + 16));
-  k.node_end.reserve(g.n_nodes);
-  for (uint32_t i = 0; i < g.n_nodes; ++i) {
-    const pi_node& n = g.nodes[i];
-    k.topology.push_back(n.op);
-    k.topology.push_back(n.n_src);
-    for (uint32_t s = 0; s < PI_MAX_SRC; ++s)
-      k.topology.push_back(n.src[s].buffer ? n.src[s].type : ~0u);
-    k.topology.push_back(n.dst.type);
-    k.full.push_back(n.op);
-    for (uint32_t s = 0; s < PI_MAX_SRC; ++s) put_tensor(k.full, n.src[s]);
-    put_tensor(k.full, n.dst);
-    for (int j = 0; j < 8; ++j) k.full.push_back(static_cast<uint32_t>(n.i[j]));
-    for (int j = 0; j < 8; ++j) {
-      uint32_t bits;
-      std::memcpy(&bits, &n.f[j], 4);
-      k.full.push_back(bits);
-    }
-    k.node_end.push_back(static_cast<uint32_t>(k.full.size()));
-  }
-  return k;
-}
 
 GraphCache::~GraphCache() {
   clear();

@@ -1,12 +1,12 @@
-// CUDA graphs for repeated submits. A submitted graph is described twice: its
-// topology (ops, types, node count) and its full signature (every shape,
-// stride, buffer, offset and parameter), kept per node.
+// CUDA graphs for repeated submits, found by the graph's topology and full
+// signature (graph_keys.hpp).
 //
-// - A full signature that matches a cached executable replays it.
+// - A full signature that matches a cached executable replays it: a decode
+//   step at the next position does (decode_fields.hpp).
 // - One that differs from a cached executable of the same topology in a few
-//   nodes (a decode step: the KV-cache writes and the attention, as n_kv
-//   grows) is patched: only those nodes are captured again, and their kernels'
-//   parameters (arguments, grid) are set in the executable
+//   nodes (the attention past 256 positions, whose grid grows every 32, or a
+//   Q8_0 KV cache's writes, which the ROPE+KV unit does not take) is patched: only those nodes are
+//   captured again, and their kernels' parameters (arguments, grid) are set in the executable
 //   (cudaGraphExecKernelNodeSetParams). A full capture and update of ~400
 //   launches cost about 1 ms of host time per token on the H200.
 // - A signature seen for the second time, a topology seen for the second
@@ -23,17 +23,10 @@
 #include <list>
 #include <vector>
 
+#include "backends/cuda/graph_keys.hpp"
 #include "polyinfer/backend/abi.h"
 
 namespace polyinfer::cuda {
-
-struct GraphKeys {
-  std::vector<uint64_t> topology;
-  std::vector<uint64_t> full;
-  std::vector<uint32_t> node_end;  // node i's signature is full[node_end[i-1], node_end[i])
-};
-
-GraphKeys graph_keys(const pi_graph& g);
 
 // The kernel nodes each graph node's launches became in a capture, in launch
 // order; empty for a node that cannot be patched (it launched no kernel, or

@@ -8,6 +8,7 @@
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/cuda_ops.hpp"
 #include "backends/cuda/cuda_status.hpp"
+#include "backends/cuda/decode_fields.hpp"
 #include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/fusion.hpp"
 #include "backends/cuda/matvec_path.hpp"
@@ -53,16 +54,30 @@ cudaGraphNode_t capture_tail(cudaStream_t stream) {
   return deps[0];
 }
 
+// How a submit's nodes are launched: fused units (fusion.hpp) and the
+// per-token values its kernels read from device memory.
+struct SubmitPlan {
+  std::vector<Unit> units;
+  std::vector<uint32_t> leaders;  // unit_leaders(units)
+  DecodeFields fields;
+};
+
 // What enqueue launches (every unit, or those whose first node is in `only`,
 // ascending), and, when capturing, where to put each one's last captured
 // graph node.
 struct EnqueuePlan {
-  const std::vector<Unit>* units = nullptr;
+  const SubmitPlan* plan = nullptr;
   const std::vector<uint32_t>* only = nullptr;
   std::vector<cudaGraphNode_t>* tails = nullptr;
 };
 
-std::string launch_node(pi_stream s, const pi_node& n, ActQuantCache& act_cache) {
+// Node i's per-token value on the device, or nullptr.
+const int64_t* field_of(pi_stream s, const DecodeFields& f, uint32_t i) {
+  return f.slot[i] >= 0 ? s->decode_fields + f.slot[i] : nullptr;
+}
+
+std::string launch_node(pi_stream s, const pi_node& n, const int64_t* field,
+                        ActQuantCache& act_cache) {
   View src[PI_MAX_SRC];
   for (int j = 0; j < PI_MAX_SRC; ++j) src[j] = view_of(n.src[j]);
   const View dst = view_of(n.dst);
@@ -75,7 +90,8 @@ std::string launch_node(pi_stream s, const pi_node& n, ActQuantCache& act_cache)
                         s->scratch.size(),
                         s->cublas,
                         s->dev->sm_count,
-                        &act_cache};
+                        &act_cache,
+                        field};
   if (const char* e = kOps[n.op]->launch(c)) return std::string(pi_op_name(n.op)) + ": " + e;
   if (act_cache.valid && overlaps(dst, act_cache)) act_cache.valid = false;
   return {};
@@ -119,7 +135,7 @@ const char* launch_fused(const Unit& u, const UnitContext& c) {
 }
 
 // A fused unit's nodes in one launch.
-std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u,
+std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, const DecodeFields& f,
                               ActQuantCache& act_cache) {
   static_assert(kMaxUnitNodes >= kMaxGroupMats);
   NodeViews views[kMaxUnitNodes];
@@ -129,8 +145,9 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u,
     views[k].dst = view_of(n.dst);
   }
   if (u.kind != UnitKind::kMatvecGroup) act_cache.valid = false;
-  const UnitContext c{&g.nodes[u.first],   views,     u.count,           u.quantize_next,
-                      u.quantize_residual, s->stream, s->scratch.data(), &act_cache};
+  UnitContext c{&g.nodes[u.first],   views,     u.count,           u.quantize_next,
+                u.quantize_residual, s->stream, s->scratch.data(), &act_cache};
+  for (uint32_t k = 0; k < u.count; ++k) c.field[k] = field_of(s, f, u.first + k);
   if (const char* e = launch_fused(u, c))
     return std::string(unit_name(u, g.nodes[u.first])) + ": " + e;
   // A unit that quantized its own output has just made the cache valid.
@@ -140,13 +157,14 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u,
   return {};
 }
 
-std::string launch_unit(pi_stream s, const pi_graph& g, const Unit& u, ActQuantCache& act_cache) {
+std::string launch_unit(pi_stream s, const pi_graph& g, const Unit& u, const DecodeFields& f,
+                        ActQuantCache& act_cache) {
   const pi_node& first = g.nodes[u.first];
   const bool single = u.kind == UnitKind::kSingle && !u.quantize_next;
   const bool timed = s->dev->profile == ProfileMode::kKernels;
   if (timed) s->profiler.begin_node(s->stream, first, single ? nullptr : unit_name(u, first));
-  std::string err =
-      single ? launch_node(s, first, act_cache) : launch_fused_unit(s, g, u, act_cache);
+  std::string err = single ? launch_node(s, first, field_of(s, f, u.first), act_cache)
+                           : launch_fused_unit(s, g, u, f, act_cache);
   if (!err.empty()) return err;
   if (timed) s->profiler.end_node(s->stream);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
@@ -159,13 +177,13 @@ std::string launch_unit(pi_stream s, const pi_graph& g, const Unit& u, ActQuantC
 std::string enqueue(pi_stream s, const pi_graph& g, const EnqueuePlan& plan) {
   ActQuantCache act_cache;
   size_t next = 0;  // into plan.only
-  for (const Unit& u : *plan.units) {
+  for (const Unit& u : plan.plan->units) {
     if (plan.only) {
       if (next == plan.only->size()) break;
       if ((*plan.only)[next] != u.first) continue;
       ++next;
     }
-    if (std::string e = launch_unit(s, g, u, act_cache); !e.empty()) return e;
+    if (std::string e = launch_unit(s, g, u, plan.plan->fields, act_cache); !e.empty()) return e;
     if (plan.tails) plan.tails->push_back(capture_tail(s->stream));
   }
   return {};
@@ -217,14 +235,14 @@ NodeKernels kernels_of(const pi_graph& g, const std::vector<Unit>& units,
 }
 
 // Captures the plan's nodes into a new graph, with each node's kernels.
-pi_status capture(pi_stream s, const pi_graph& g, const std::vector<Unit>& units,
+pi_status capture(pi_stream s, const pi_graph& g, const SubmitPlan& plan,
                   const std::vector<uint32_t>* only, cudaGraph_t* graph, NodeKernels* kernels) {
   if (cudaError_t e = cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal);
       e != cudaSuccess) {
     return cuda_fail(s->dev, "cudaStreamBeginCapture", e);
   }
   std::vector<cudaGraphNode_t> tails;
-  const std::string err = enqueue(s, g, EnqueuePlan{&units, only, &tails});
+  const std::string err = enqueue(s, g, EnqueuePlan{&plan, only, &tails});
   *graph = nullptr;
   const cudaError_t end = cudaStreamEndCapture(s->stream, graph);
   if (!err.empty() || end != cudaSuccess) {
@@ -234,7 +252,7 @@ pi_status capture(pi_stream s, const pi_graph& g, const std::vector<Unit>& units
         s->dev, PI_ERR_DEVICE,
         "CUDA backend: capture: " + (err.empty() ? std::string(cudaGetErrorString(end)) : err));
   }
-  *kernels = kernels_of(g, units, only, tails);
+  *kernels = kernels_of(g, plan.units, only, tails);
   return PI_OK;
 }
 
@@ -244,29 +262,29 @@ pi_status launch_exec(pi_stream s, cudaGraphExec_t exec) {
   return PI_OK;
 }
 
-pi_status run_eager(pi_stream s, const pi_graph& g, const std::vector<Unit>& units) {
-  const std::string err = enqueue(s, g, EnqueuePlan{&units});
+pi_status run_eager(pi_stream s, const pi_graph& g, const SubmitPlan& plan) {
+  const std::string err = enqueue(s, g, EnqueuePlan{&plan});
   return err.empty() ? PI_OK : fail(s->dev, PI_ERR_DEVICE, "CUDA backend: " + err);
 }
 
 // Captures only the changed nodes and patches the cached executable.
-bool try_patch(pi_stream s, const pi_graph& g, const std::vector<Unit>& units,
-               const GraphKeys& keys, const GraphCache::Lookup& lk) {
+bool try_patch(pi_stream s, const pi_graph& g, const SubmitPlan& plan, const GraphKeys& keys,
+               const GraphCache::Lookup& lk) {
   cudaGraph_t part = nullptr;
   NodeKernels fresh;
-  if (capture(s, g, units, &lk.changed, &part, &fresh) != PI_OK) return false;
+  if (capture(s, g, plan, &lk.changed, &part, &fresh) != PI_OK) return false;
   const bool ok = s->graphs.patch(keys, lk.changed, fresh);
   cudaGraphDestroy(part);
   return ok;
 }
 
-pi_status capture_and_launch(pi_stream s, const pi_graph& g, const std::vector<Unit>& units,
-                             const std::vector<uint32_t>& leaders, const GraphKeys& keys) {
+pi_status capture_and_launch(pi_stream s, const pi_graph& g, const SubmitPlan& plan,
+                             const GraphKeys& keys) {
   cudaGraph_t graph = nullptr;
   NodeKernels kernels;
-  if (pi_status st = capture(s, g, units, nullptr, &graph, &kernels); st != PI_OK) return st;
+  if (pi_status st = capture(s, g, plan, nullptr, &graph, &kernels); st != PI_OK) return st;
   cudaError_t e = cudaSuccess;
-  cudaGraphExec_t exec = s->graphs.install(keys, leaders, graph, std::move(kernels), &e);
+  cudaGraphExec_t exec = s->graphs.install(keys, plan.leaders, graph, std::move(kernels), &e);
   if (exec == nullptr) return cuda_fail(s->dev, "cudaGraphInstantiate", e);
   return launch_exec(s, exec);
 }
@@ -291,33 +309,54 @@ pi_status reserve_scratch(pi_stream s, const pi_graph& g) {
   return PI_OK;
 }
 
+uint64_t device_address(pi_buffer b) {
+  return reinterpret_cast<uintptr_t>(b->ptr);
+}
+
+// Before the graph's kernels on the stream: the per-token values they read.
+// From pageable memory, so the host vector may go at once (the copy is
+// staged before cudaMemcpyAsync returns).
+pi_status upload_fields(pi_stream s, const DecodeFields& f) {
+  if (f.values.empty()) return PI_OK;
+  if (cudaError_t e =
+          cudaMemcpyAsync(s->decode_fields, f.values.data(), f.values.size() * sizeof(int64_t),
+                          cudaMemcpyHostToDevice, s->stream);
+      e != cudaSuccess) {
+    return cuda_fail(s->dev, "cudaMemcpyAsync (decode fields)", e);
+  }
+  return PI_OK;
+}
+
 pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
   cudaSetDevice(s->dev->index);
   if (pi_status st = reserve_scratch(s, g); st != PI_OK) return st;
-  const std::vector<Unit> units = plan_units(g, s->dev->fusion);
-  if (!s->dev->graphs) return run_eager(s, g, units);
-  const std::vector<uint32_t> leaders = unit_leaders(units, g.n_nodes);
-  const GraphKeys keys = graph_keys(g);
-  const GraphCache::Lookup lk = s->graphs.lookup(keys, leaders);
+  SubmitPlan plan;
+  plan.units = plan_units(g, s->dev->fusion);
+  plan.fields = plan_decode_fields(g, plan.units, kDecodeFieldCapacity);
+  if (pi_status st = upload_fields(s, plan.fields); st != PI_OK) return st;
+  if (!s->dev->graphs) return run_eager(s, g, plan);
+  plan.leaders = unit_leaders(plan.units, g.n_nodes);
+  const GraphKeys keys = graph_keys(g, plan.units, plan.fields, device_address);
+  const GraphCache::Lookup lk = s->graphs.lookup(keys, plan.leaders);
   switch (lk.action) {
     case GraphCache::Action::kReplay:
       *action = "replay";
       return launch_exec(s, lk.exec);
     case GraphCache::Action::kPatch:
-      if (try_patch(s, g, units, keys, lk)) {
+      if (try_patch(s, g, plan, keys, lk)) {
         *action = "patch + replay";
         return launch_exec(s, lk.exec);
       }
       *action = "capture (patch failed)";
-      return capture_and_launch(s, g, units, leaders, keys);
+      return capture_and_launch(s, g, plan, keys);
     case GraphCache::Action::kCapture:
       *action = "capture";
-      return capture_and_launch(s, g, units, leaders, keys);
+      return capture_and_launch(s, g, plan, keys);
     case GraphCache::Action::kEager:
       break;
   }
   *action = "eager";
-  return run_eager(s, g, units);
+  return run_eager(s, g, plan);
 }
 
 }  // namespace

@@ -361,7 +361,7 @@ bool supports_flash_attn(const pi_node& n) {
 }
 
 bool use_decode(const pi_node& n) {
-  return flash_decode_fits(n.src[0].ne[1], n.src[0].ne[2] / n.src[1].ne[2], n.src[0].ne[0]);
+  return flash_decode_node(n);
 }
 
 // KV splits of the node's kernel (1: none); launch and scratch agree on it.
@@ -379,9 +379,9 @@ size_t flash_attn_scratch(const pi_node& n) {
 
 // Enqueues node n's kernels; quant (may be null): the short decode kernel
 // also writes its output as 8-bit blocks there (FaArgs::quant). Whether it
-// did.
+// did. n_kv_field: the decode kernels' KV length in device memory, or null.
 bool launch_fa(const pi_node& n, const View* src, const View& dst, uint8_t* scratch,
-               cudaStream_t stream, const ActQuantPtrs* quant) {
+               cudaStream_t stream, const ActQuantPtrs* quant, const int64_t* n_kv_field) {
   FaArgs p{src[0],
            src[1],
            src[2],
@@ -394,6 +394,7 @@ bool launch_fa(const pi_node& n, const View* src, const View& dst, uint8_t* scra
            splits(n),
            reinterpret_cast<float*>(scratch)};
   if (use_decode(n)) {
+    p.n_kv_field = n_kv_field;
     const bool inline_quant = quant != nullptr && p.nsplit == 1;  // the short kernel
     if (inline_quant) p.quant = *quant;
     launch_flash_decode(p, stream);
@@ -422,7 +423,7 @@ bool launch_fa(const pi_node& n, const View* src, const View& dst, uint8_t* scra
 }
 
 const char* launch_flash_attn(const LaunchContext& c) {
-  launch_fa(c.node, c.src, c.dst, c.scratch, c.stream, nullptr);
+  launch_fa(c.node, c.src, c.dst, c.scratch, c.stream, nullptr, c.field);
   return nullptr;
 }
 
@@ -462,7 +463,7 @@ const char* launch_attn_quant(const UnitContext& c) {
   flat.nb[1] = flat.nb[2] = flat.nb[3] = 4 * flat.ne[0];
   const ActQuantPtrs q = act_quant_at(c.scratch, flat.ne[0], 1, c.quantize_residual);
   // After the kernels: a split launch keeps its partials in the same scratch.
-  if (!launch_fa(c.nodes[0], c.views[0].src, o, c.scratch, c.stream, &q))
+  if (!launch_fa(c.nodes[0], c.views[0].src, o, c.scratch, c.stream, &q, c.field[0]))
     launch_quantize_act(flat, 1, q, c.stream);
   *c.act_cache = ActQuantCache{flat.data, flat.ne[0], 1, flat.nb[1], c.quantize_residual, true};
   return nullptr;

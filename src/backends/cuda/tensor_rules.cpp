@@ -73,4 +73,19 @@ unsigned grid_for(int64_t n, int per_block) {
   return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 1 << 30));
 }
 
+bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim) {
+  return tokens == 1 && group >= 1 && group <= 8 &&
+         (head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256);
+}
+
+int flash_decode_splits(int64_t n_kv) {
+  if (n_kv <= kFlashShortKv) return 1;  // the short kernel: no merge
+  return static_cast<int>((n_kv + kFlashChunk - 1) / kFlashChunk);
+}
+
+bool flash_decode_node(const pi_node& n) {
+  return n.op == PI_OP_FLASH_ATTN && n.src[1].ne[2] > 0 &&
+         flash_decode_fits(n.src[0].ne[1], n.src[0].ne[2] / n.src[1].ne[2], n.src[0].ne[0]);
+}
+
 }  // namespace polyinfer::cuda

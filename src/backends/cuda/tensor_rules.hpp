@@ -28,6 +28,18 @@ TypeSize type_size(uint32_t type);
 int type_alignment(uint32_t type);
 bool rows_aligned(const pi_tensor& t);
 
+// FLASH_ATTN's decode kernels (flash_decode.cu): whether they take a node of
+// one token, at most 8 query heads per KV head and head size 32, 64, 128 or
+// 256; up to kFlashShortKv positions one block per query head (no merge),
+// past it one block per KV head and kFlashChunk positions.
+constexpr int64_t kFlashShortKv = 256;
+constexpr int kFlashChunk = 32;
+bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim);
+// KV splits (blocks per head) for n_kv positions.
+int flash_decode_splits(int64_t n_kv);
+// Whether a FLASH_ATTN node takes the decode kernels.
+bool flash_decode_node(const pi_node& n);
+
 // Grid size for n items of `per_block` threads each, capped to what a 1-D
 // grid allows (the kernels loop over the rest).
 unsigned grid_for(int64_t n, int per_block);

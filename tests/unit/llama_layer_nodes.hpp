@@ -1,0 +1,42 @@
+// A llama decode layer's attention nodes as the memory plan lays them out,
+// for the CUDA planners' host-side tests (test_cuda_fusion.cpp,
+// test_cuda_graph_keys.cpp): Q, K and V products of the normed activations
+// in slot 2, their ROPEs (K's output over Q in slot 3, which dies at ROPE Q)
+// and the cache writes of the new K and V rows. Stand-in buffers
+// (pi_node_builder.hpp); never run.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pi_node_builder.hpp"
+
+namespace polyinfer::test_graph {
+
+constexpr int64_t kLayerEmbd = 256, kLayerD = 64, kLayerHeads = 4, kLayerKvHeads = 2;
+// The V cache's offset in the cache buffer; one position's K (or V) F16 row.
+constexpr uint64_t kVCacheOffset = 1 << 20;
+constexpr uint64_t kCacheRowBytes = 2 * kLayerD * kLayerKvHeads;
+
+// `tokens` tokens written at cache byte offset `row` (K; V at kVCacheOffset + row).
+inline std::vector<pi_node> qkv_rope_cache_nodes(int64_t tokens, uint64_t row) {
+  constexpr uint32_t kF16 = 1, kQ4_0 = 2;
+  const int64_t e = kLayerEmbd, d = kLayerD, h = kLayerHeads, hkv = kLayerKvHeads;
+  const pi_tensor xn = slot(2, {e, tokens});
+  std::vector<pi_node> g;
+  g.push_back(
+      node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 4096, {e, e}), xn}, slot(3, {e, tokens})));
+  g.push_back(
+      node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 65536, {e, 128}), xn}, slot(4, {128, tokens})));
+  g.push_back(
+      node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 131072, {e, 128}), xn}, slot(5, {128, tokens})));
+  g.push_back(stand_in_rope(slot(3, {d, h, tokens}), slot(6, {d, h, tokens}), d));
+  g.push_back(stand_in_rope(slot(4, {d, hkv, tokens}), slot(3, {d, hkv, tokens}), d));
+  g.push_back(
+      node(PI_OP_CPY, {slot(3, {d, hkv, tokens})}, tensor(kF16, kCache, row, {d, hkv, tokens})));
+  g.push_back(node(PI_OP_CPY, {slot(5, {d, hkv, tokens})},
+                   tensor(kF16, kCache, kVCacheOffset + row, {d, hkv, tokens})));
+  return g;
+}
+
+}  // namespace polyinfer::test_graph
