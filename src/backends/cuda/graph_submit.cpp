@@ -327,21 +327,47 @@ pi_status upload_fields(pi_stream s, const DecodeFields& f) {
   return PI_OK;
 }
 
+// In host profiling, the host time of each step of a submit (Profiler::add_step).
+class StepClock {
+ public:
+  explicit StepClock(pi_stream s) : s_(s), on_(s->dev->profile == ProfileMode::kHost) {}
+  void step(const char* name) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    s_->profiler.add_step(name, std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  pi_stream s_;
+  bool on_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
+  StepClock clock(s);
   cudaSetDevice(s->dev->index);
   if (pi_status st = reserve_scratch(s, g); st != PI_OK) return st;
+  clock.step("node checks, scratch");
   SubmitPlan plan;
   plan.units = plan_units(g, s->dev->fusion);
   plan.fields = plan_decode_fields(g, plan.units, kDecodeFieldCapacity);
-  if (pi_status st = upload_fields(s, plan.fields); st != PI_OK) return st;
-  if (!s->dev->graphs) return run_eager(s, g, plan);
   plan.leaders = unit_leaders(plan.units, g.n_nodes);
+  clock.step("fused units, per-token fields");
+  if (pi_status st = upload_fields(s, plan.fields); st != PI_OK) return st;
+  clock.step("per-token fields upload");
+  if (!s->dev->graphs) return run_eager(s, g, plan);
   const GraphKeys keys = graph_keys(g, plan.units, plan.fields, device_address);
+  clock.step("signature");
   const GraphCache::Lookup lk = s->graphs.lookup(keys, plan.leaders);
+  clock.step("graph cache lookup");
   switch (lk.action) {
-    case GraphCache::Action::kReplay:
+    case GraphCache::Action::kReplay: {
       *action = "replay";
-      return launch_exec(s, lk.exec);
+      const pi_status st = launch_exec(s, lk.exec);
+      clock.step("replay: cudaGraphLaunch");
+      return st;
+    }
     case GraphCache::Action::kPatch:
       if (try_patch(s, g, plan, keys, lk)) {
         *action = "patch + replay";

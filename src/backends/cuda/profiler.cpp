@@ -80,6 +80,12 @@ void Profiler::add_submit(const char* action, double ms) {
   sum.ms += ms;
 }
 
+void Profiler::add_step(const char* step, double ms) {
+  Sum& sum = steps_[step];
+  ++sum.count;
+  sum.ms += ms;
+}
+
 std::string Profiler::report() const {
   std::string out;
   char line[256];
@@ -100,6 +106,7 @@ std::string Profiler::report() const {
   };
   table("GPU time per node", kernels_);
   table("host time per submit", submits_);
+  table("host time per submit step", steps_);
   return out;
 }
 

@@ -3,7 +3,8 @@
 //          MUL_MAT and FLASH_ATTN, per weight type and shape) the count and
 //          the GPU time are summed;
 //   =host  graphs stay on; only the host time of each submit is summed, by
-//          what the graph cache did (replay, capture + update, eager).
+//          what the graph cache did (replay, capture + update, eager), and
+//          by step of the submit (checks, planning, signature, launch).
 // Both print a table to stderr when the stream is destroyed.
 #pragma once
 
@@ -38,6 +39,8 @@ class Profiler {
   void collect();
   // Host mode: the host time of one submit, under the cache's action.
   void add_submit(const char* action, double ms);
+  // Host mode: the host time of one step of a submit.
+  void add_step(const char* step, double ms);
   // The table; empty when nothing was recorded.
   std::string report() const;
 
@@ -53,7 +56,7 @@ class Profiler {
   cudaEvent_t take_event();
   std::vector<Pending> pending_;
   std::vector<cudaEvent_t> free_;
-  std::map<std::string, Sum> kernels_, submits_;
+  std::map<std::string, Sum> kernels_, submits_, steps_;
 };
 
 }  // namespace polyinfer::cuda
