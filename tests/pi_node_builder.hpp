@@ -12,6 +12,9 @@
 
 namespace polyinfer::test_graph {
 
+// GGUF type codes of the stand-in tensors.
+constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kI32 = 26;
+
 // srcs: at most PI_MAX_SRC tensors, in the op's source order (include/polyinfer/backend/abi.h).
 inline pi_node node(pi_op op, std::initializer_list<pi_tensor> srcs, const pi_tensor& dst) {
   pi_node n{};
@@ -39,8 +42,8 @@ inline pi_tensor tensor(uint32_t type, pi_buffer b, uint64_t offset,
   t.type = type;
   std::fill(t.ne, t.ne + 4, 1);
   std::copy(ne.begin(), ne.end(), t.ne);
-  const uint64_t block = type == 2 ? 18 : type == 8 ? 34 : 0;
-  t.nb[0] = block ? block : type == 1 ? 2 : 4;
+  const uint64_t block = type == kQ4_0 ? 18 : type == kQ8_0 ? 34 : 0;
+  t.nb[0] = block ? block : type == kF16 ? 2 : 4;
   t.nb[1] = block ? block * static_cast<uint64_t>(t.ne[0] / 32) : t.nb[0] * t.ne[0];
   for (int d = 2; d < 4; ++d) t.nb[d] = t.nb[d - 1] * static_cast<uint64_t>(t.ne[d - 1]);
   t.buffer = b;
@@ -56,7 +59,7 @@ inline pi_tensor slot(int s, std::initializer_list<int64_t> ne) {
 // A ROPE node (normal mode, base 10000, no scaling) over heads of head_dim
 // values, its positions a stand-in I32 input.
 inline pi_node stand_in_rope(const pi_tensor& x, const pi_tensor& dst, int32_t head_dim) {
-  pi_node n = node(PI_OP_ROPE, {x, tensor(26, kInputs, 0, {1}), pi_tensor{}}, dst);
+  pi_node n = node(PI_OP_ROPE, {x, tensor(kI32, kInputs, 0, {1}), pi_tensor{}}, dst);
   n.i[1] = head_dim;
   n.f[0] = 10000.0f;
   n.f[1] = 1.0f;

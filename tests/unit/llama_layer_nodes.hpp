@@ -1,5 +1,5 @@
 // A llama decode layer's attention nodes as the memory plan lays them out,
-// for the CUDA planners' host-side tests (test_cuda_fusion.cpp,
+// for the planners' host-side tests (test_cuda_fusion.cpp, test_vk_fusion.cpp,
 // test_cuda_graph_keys.cpp): Q, K and V products of the normed activations
 // in slot 2, their ROPEs (K's output over Q in slot 3, which dies at ROPE Q)
 // and the cache writes of the new K and V rows. Stand-in buffers
@@ -13,15 +13,14 @@
 
 namespace polyinfer::test_graph {
 
-constexpr int64_t kLayerEmbd = 256, kLayerD = 64, kLayerHeads = 4, kLayerKvHeads = 2;
+constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2;
 // The V cache's offset in the cache buffer; one position's K (or V) F16 row.
 constexpr uint64_t kVCacheOffset = 1 << 20;
-constexpr uint64_t kCacheRowBytes = 2 * kLayerD * kLayerKvHeads;
+constexpr uint64_t kCacheRowBytes = 2 * kD * kKvHeads;
 
 // `tokens` tokens written at cache byte offset `row` (K; V at kVCacheOffset + row).
 inline std::vector<pi_node> qkv_rope_cache_nodes(int64_t tokens, uint64_t row) {
-  constexpr uint32_t kF16 = 1, kQ4_0 = 2;
-  const int64_t e = kLayerEmbd, d = kLayerD, h = kLayerHeads, hkv = kLayerKvHeads;
+  const int64_t e = kEmbd, d = kD, h = kHeads, hkv = kKvHeads;
   const pi_tensor xn = slot(2, {e, tokens});
   std::vector<pi_node> g;
   g.push_back(

@@ -20,16 +20,7 @@ namespace {
 // only for units of at most kFuseWindow nodes (graph/memory_plan.hpp).
 static_assert(kMaxUnitNodes <= kFuseWindow);
 
-constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2;
-constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2;
-
-using test_graph::kArena;
-using test_graph::kCache;
-using test_graph::kInputs;
-using test_graph::kWeights;
-using test_graph::node;
-using test_graph::slot;
-using test_graph::tensor;
+using namespace test_graph;  // stand-in tensors, type codes, the layer's shapes
 
 // A llama decode layer's attention nodes as the memory plan lays them out:
 // ROPE K's output over Q (slot 3), which dies at ROPE Q.

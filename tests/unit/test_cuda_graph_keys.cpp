@@ -17,10 +17,8 @@
 namespace polyinfer::cuda {
 namespace {
 
-using namespace test_graph;  // stand-in buffers, node builders, the layer's shapes
+using namespace test_graph;  // stand-in tensors, type codes, the layer's shapes
 
-constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2;
-constexpr int64_t kEmbd = kLayerEmbd, kD = kLayerD, kHeads = kLayerHeads, kKvHeads = kLayerKvHeads;
 constexpr uint64_t kRow = kCacheRowBytes, kVCache = kVCacheOffset;
 
 // [D, n_kv, Hkv] over a cache laid out [D, Hkv, position].

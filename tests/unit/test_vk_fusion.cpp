@@ -12,6 +12,7 @@
 
 #include "backends/vulkan/vk_fusion.hpp"
 #include "graph/memory_plan.hpp"
+#include "llama_layer_nodes.hpp"
 #include "pi_node_builder.hpp"
 
 namespace polyinfer::vk {
@@ -21,16 +22,7 @@ namespace {
 // only for units of at most kFuseWindow nodes (graph/memory_plan.hpp).
 static_assert(kMaxUnitNodes <= kFuseWindow);
 
-constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8;
-constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2;
-
-using test_graph::kArena;
-using test_graph::kCache;
-using test_graph::kInputs;
-using test_graph::kWeights;
-using test_graph::node;
-using test_graph::slot;
-using test_graph::tensor;
+using namespace test_graph;  // stand-in tensors, type codes, the layer's shapes
 
 pi_node rope(const pi_tensor& x, const pi_tensor& dst) {
   return test_graph::stand_in_rope(x, dst, kD);

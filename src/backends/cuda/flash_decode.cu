@@ -8,7 +8,7 @@ namespace {
 constexpr int kChunk = kFlashChunk;  // KV positions per block
 constexpr int kLanesPerPos = 4;      // threads that share a position's dot products
 constexpr int kThreads = kChunk * kLanesPerPos;
-constexpr int kMaxGroup = 8;
+constexpr int kMaxGroup = kFlashMaxGroup;
 
 // Eight K/V values from d0 on; `a16`: the row start is 16-byte aligned.
 __device__ __forceinline__ void load8(uint32_t type, const uint8_t* row, int d0, bool a16,

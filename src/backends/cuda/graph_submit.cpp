@@ -352,11 +352,11 @@ pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
   SubmitPlan plan;
   plan.units = plan_units(g, s->dev->fusion);
   plan.fields = plan_decode_fields(g, plan.units, kDecodeFieldCapacity);
-  plan.leaders = unit_leaders(plan.units, g.n_nodes);
   clock.step("fused units, per-token fields");
   if (pi_status st = upload_fields(s, plan.fields); st != PI_OK) return st;
   clock.step("per-token fields upload");
   if (!s->dev->graphs) return run_eager(s, g, plan);
+  plan.leaders = unit_leaders(plan.units, g.n_nodes);
   const GraphKeys keys = graph_keys(g, plan.units, plan.fields, device_address);
   clock.step("signature");
   const GraphCache::Lookup lk = s->graphs.lookup(keys, plan.leaders);

@@ -360,14 +360,10 @@ bool supports_flash_attn(const pi_node& n) {
   return !present(m) || (is_f32_rows(m) && m.ne[0] == k.ne[1] && m.ne[1] >= t);
 }
 
-bool use_decode(const pi_node& n) {
-  return flash_decode_node(n);
-}
-
 // KV splits of the node's kernel (1: none); launch and scratch agree on it.
 int splits(const pi_node& n) {
   if (use_tc(n)) return 1;
-  return use_decode(n) ? flash_decode_splits(n.src[1].ne[1]) : splits_for(n, kSplitSms);
+  return flash_decode_node(n) ? flash_decode_splits(n.src[1].ne[1]) : splits_for(n, kSplitSms);
 }
 
 size_t flash_attn_scratch(const pi_node& n) {
@@ -393,7 +389,7 @@ bool launch_fa(const pi_node& n, const View* src, const View& dst, uint8_t* scra
            n.src[0].ne[2] / n.src[1].ne[2],
            splits(n),
            reinterpret_cast<float*>(scratch)};
-  if (use_decode(n)) {
+  if (flash_decode_node(n)) {
     p.n_kv_field = n_kv_field;
     const bool inline_quant = quant != nullptr && p.nsplit == 1;  // the short kernel
     if (inline_quant) p.quant = *quant;

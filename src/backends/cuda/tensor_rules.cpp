@@ -74,7 +74,7 @@ unsigned grid_for(int64_t n, int per_block) {
 }
 
 bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim) {
-  return tokens == 1 && group >= 1 && group <= 8 &&
+  return tokens == 1 && group >= 1 && group <= kFlashMaxGroup &&
          (head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256);
 }
 

@@ -34,6 +34,7 @@ bool rows_aligned(const pi_tensor& t);
 // past it one block per KV head and kFlashChunk positions.
 constexpr int64_t kFlashShortKv = 256;
 constexpr int kFlashChunk = 32;
+constexpr int kFlashMaxGroup = 8;  // query heads per KV head
 bool flash_decode_fits(int64_t tokens, int64_t group, int64_t head_dim);
 // KV splits (blocks per head) for n_kv positions.
 int flash_decode_splits(int64_t n_kv);
