@@ -3,9 +3,10 @@
 // into the KV cache, FLASH_ATTN, MUL_MAT over its heads seen as one column,
 // MUL_MAT gate and up, SWIGLU, MUL_MAT down), so that a backend that fuses
 // consecutive nodes runs its fused units here without a model. ROPE K's
-// output lies over Q's bytes, which die at ROPE Q, as the memory plan puts
-// them. Every node's output (its final bytes: later nodes may overwrite an
-// intermediate) is compared
+// output lies over Q's bytes, which die at ROPE Q (a layout a backend must
+// order: CUDA's ROPE+KV unit then runs as one block), or in a slot of its own,
+// as the memory plan puts it (CUDA spreads the unit over a grid). Every node's output (its final
+// bytes: later nodes may overwrite an intermediate) is compared
 //   * with the same backend opened with `fusion=0` (unfused launches; backends
 //     without fusion ignore the key): F16 weights give the same float32 math
 //     both ways, so 1e-5 of the tensor's largest magnitude; Q4_0 weights
@@ -36,8 +37,8 @@ namespace {
 constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2, kKv = kD * kKvHeads;
 constexpr uint64_t kSlot = 4 * kEmbd;  // bytes per intermediate in the arena
 
-// Intermediates' slots in the arena; ROPE K writes over Q (slot kQ).
-enum Slot : int { kSum, kNorm, kXn, kQ, kK, kV, kRq, kO, kAo, kGate, kUp, kSw, kY, kSlots };
+// Intermediates' slots in the arena; ROPE K writes over Q (slot kQ) or into kRk.
+enum Slot : int { kSum, kNorm, kXn, kQ, kK, kV, kRq, kO, kAo, kGate, kUp, kSw, kY, kRk, kSlots };
 
 struct Inputs {
   HostTensor x, res, wn, wq, wk, wv, wo, wg, wu, wd, kc, vc, mask, pos;
@@ -130,8 +131,9 @@ DeviceBuffer upload(const BackendDevice& dev, const HostTensor& h) {
 // per-token values changed).
 class Layer {
  public:
-  Layer(const BackendDevice& dev, const Inputs& in)
-      : dev_(dev),
+  Layer(const BackendDevice& dev, const Inputs& in, bool rk_apart)
+      : rk_apart_(rk_apart),
+        dev_(dev),
         x_(upload(dev, in.x)),
         res_(upload(dev, in.res)),
         wn_(upload(dev, in.wn)),
@@ -223,8 +225,9 @@ class Layer {
     g.push_back(node(PI_OP_MUL_MAT, {bind(in.wk, wk_), xn}, f32_at(arena, kK, {kKv})));
     g.push_back(node(PI_OP_MUL_MAT, {bind(in.wv, wv_), xn}, f32_at(arena, kV, {kKv})));
     g.push_back(rope(f32_at(arena, kQ, {kD, kHeads}), pos_t, f32_at(arena, kRq, {kD, kHeads})));
-    g.push_back(rope(f32_at(arena, kK, {kD, kKvHeads}), pos_t, f32_at(arena, kQ, {kD, kKvHeads})));
-    g.push_back(node(PI_OP_CPY, {f32_at(arena, kQ, {kD, kKvHeads})}, k_slot));
+    const int rk = rk_apart_ ? kRk : kQ;
+    g.push_back(rope(f32_at(arena, kK, {kD, kKvHeads}), pos_t, f32_at(arena, rk, {kD, kKvHeads})));
+    g.push_back(node(PI_OP_CPY, {f32_at(arena, rk, {kD, kKvHeads})}, k_slot));
     g.push_back(node(PI_OP_CPY, {f32_at(arena, kV, {kD, kKvHeads})}, v_slot));
     g.push_back(node(PI_OP_FLASH_ATTN,
                      {q_fa, kv_view(in.kc, kc_, n_kv), kv_view(in.vc, vc_, n_kv), mask},
@@ -242,6 +245,7 @@ class Layer {
     return g;
   }
 
+  bool rk_apart_;  // ROPE K's output in slot kRk, not over Q
   const BackendDevice& dev_;
   DeviceBuffer x_, res_, wn_, wq_, wk_, wv_, wo_, wg_, wu_, wd_, kc_, vc_, mask_, pos_, arena_;
 };
@@ -265,23 +269,29 @@ void expect_close(const float* got, const float* want, int64_t n, double rel,
 struct Case {
   GgmlType wtype;
   int64_t n_kv;
+  bool rk_apart = false;  // ROPE K's output in a slot of its own
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << type_name(c.wtype) << "/n_kv" << c.n_kv;
+  *os << type_name(c.wtype) << "/n_kv" << c.n_kv << (c.rk_apart ? "/rope_k_apart" : "");
 }
 
 // Each compared output, its slot (or the cache rows), and whether it comes
 // after the first product (8-bit activations with Q4_0 weights).
-void compare(const Result& got, const Result& want, bool quantized, double loose,
+void compare(const Result& got, const Result& want, bool quantized, bool rk_apart, double loose,
              const std::string& vs) {
-  const char* names[kSlots] = {"ADD",         "RMS_NORM",     "MUL",        "ROPE K over MUL_MAT Q",
-                               "MUL_MAT K",   "MUL_MAT V",    "ROPE Q",     "FLASH_ATTN",
-                               "MUL_MAT O",   "MUL_MAT gate", "MUL_MAT up", "SWIGLU",
-                               "MUL_MAT down"};
-  const int64_t len[kSlots] = {kEmbd, kEmbd, kEmbd, kKv,   kKv,   kKv,  kEmbd,
-                               kEmbd, kEmbd, kEmbd, kEmbd, kEmbd, kEmbd};
+  const char* names[kSlots] = {"ADD",          "RMS_NORM",
+                               "MUL",          rk_apart ? "MUL_MAT Q" : "ROPE K over MUL_MAT Q",
+                               "MUL_MAT K",    "MUL_MAT V",
+                               "ROPE Q",       "FLASH_ATTN",
+                               "MUL_MAT O",    "MUL_MAT gate",
+                               "MUL_MAT up",   "SWIGLU",
+                               "MUL_MAT down", "ROPE K"};
+  const int64_t len[kSlots] = {
+      kEmbd, kEmbd, kEmbd, rk_apart ? kEmbd : kKv, kKv, kKv, kEmbd, kEmbd, kEmbd, kEmbd, kEmbd,
+      kEmbd, kEmbd, kKv};
   for (int s = 0; s < kSlots; ++s) {
+    if (s == kRk && !rk_apart) continue;  // never written
     const double rel = loose > 0 ? loose : (s >= kQ && quantized ? 1e-2 : 1e-5);
     expect_close(got.arena.data() + s * kEmbd, want.arena.data() + s * kEmbd, len[s], rel,
                  vs + ": " + names[s]);
@@ -294,18 +304,20 @@ void compare(const Result& got, const Result& want, bool quantized, double loose
 class DecodeGraph : public ConformanceTestWithParam<Case> {};
 
 TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
-  const auto [wtype, n_kv] = GetParam();
+  const auto [wtype, n_kv, rk_apart] = GetParam();
   Rng rng(case_seed("DECODE_GRAPH/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv)));
   const Inputs in = make_inputs(wtype, n_kv, n_kv, rng);
   const BackendDevice& dev = backend().device();
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
   std::string unsupported;
-  const Result fused = Layer(dev, in).step(in, n_kv, &unsupported);
+  const Result fused = Layer(dev, in, rk_apart).step(in, n_kv, &unsupported);
   if (!unsupported.empty()) GTEST_SKIP() << dev.name() << " does not support this " << unsupported;
   const bool quantized = wtype != GgmlType::F16;
-  compare(fused, Layer(unfused, in).step(in, n_kv, &unsupported), quantized, 0.0, "fusion=0");
-  compare(fused, Layer(cpu, in).step(in, n_kv, &unsupported), quantized, 5e-2, "cpu");
+  compare(fused, Layer(unfused, in, rk_apart).step(in, n_kv, &unsupported), quantized, rk_apart,
+          0.0, "fusion=0");
+  compare(fused, Layer(cpu, in, rk_apart).step(in, n_kv, &unsupported), quantized, rk_apart, 5e-2,
+          "cpu");
 }
 
 // Consecutive decode steps on the same buffers, a new token each (its
@@ -322,13 +334,14 @@ TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
 TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
   constexpr int kSteps = 5;
   constexpr int64_t kWindow = 4;
-  const auto [wtype, n_kv0] = GetParam();
+  const auto [wtype, n_kv0, rk_apart] = GetParam();
   Rng rng(case_seed("DECODE_STEPS/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv0)));
   Inputs in = make_inputs(wtype, n_kv0, n_kv0 + kSteps - 1, rng);
   const BackendDevice& dev = backend().device();
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
-  const Layer fused_layer(dev, in), unfused_layer(unfused, in), cpu_layer(cpu, in);
+  const Layer fused_layer(dev, in, rk_apart), unfused_layer(unfused, in, rk_apart),
+      cpu_layer(cpu, in, rk_apart);
   const bool quantized = wtype != GgmlType::F16;
   for (int64_t n_kv = n_kv0; n_kv < n_kv0 + kSteps; ++n_kv) {
     new_token(in, n_kv, rng, kWindow);
@@ -337,8 +350,9 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
     if (!unsupported.empty())
       GTEST_SKIP() << dev.name() << " does not support this " << unsupported;
     const std::string at = "n_kv " + std::to_string(n_kv) + ", ";
-    compare(fused, unfused_layer.step(in, n_kv, &unsupported), quantized, 0.0, at + "fusion=0");
-    compare(fused, cpu_layer.step(in, n_kv, &unsupported), quantized, 1e-1, at + "cpu");
+    compare(fused, unfused_layer.step(in, n_kv, &unsupported), quantized, rk_apart, 0.0,
+            at + "fusion=0");
+    compare(fused, cpu_layer.step(in, n_kv, &unsupported), quantized, rk_apart, 1e-1, at + "cpu");
   }
 }
 
@@ -346,12 +360,15 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
 // decode kernel (CUDA; there the O projection's activations are quantized
 // after the attention's merge, not in its kernel); 254: the steps cross from
 // the short kernel to the long one. Q4_K: two weight rows per warp; Q8_0:
-// the residual activation codes.
+// the residual activation codes; rope_k_apart: ROPE K's output in a slot of
+// its own, as the memory plan lays out a model (CUDA's ROPE+KV unit as a grid).
 INSTANTIATE_TEST_SUITE_P(Steps, DecodeGraph,
                          ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40},
                                            Case{GgmlType::Q4_0, 100}, Case{GgmlType::F16, 300},
                                            Case{GgmlType::Q4_0, 254}, Case{GgmlType::Q4_0, 300},
-                                           Case{GgmlType::Q4_K, 40}, Case{GgmlType::Q8_0, 40}));
+                                           Case{GgmlType::Q4_K, 40}, Case{GgmlType::Q8_0, 40},
+                                           Case{GgmlType::F16, 40, true},
+                                           Case{GgmlType::Q4_0, 254, true}));
 
 }  // namespace
 }  // namespace polyinfer::conformance

@@ -161,6 +161,19 @@ TEST(CudaFusion, RopeKvNeedsSameRopeParameters) {
   for (UnitKind k : kinds(plan(g))) EXPECT_NE(k, UnitKind::kRopeKv);
 }
 
+// ROPE K's output over Q's input: one block orders the unit's reads before
+// its writes. In a slot of its own (the memory plan's layout, kFuseWindow),
+// nothing the unit writes is read by it: a grid may take it.
+TEST(CudaFusion, RopeKvSpreadsOnlyWithOutputsApartFromInputs) {
+  std::vector<pi_node> g = attention_nodes();
+  ASSERT_EQ(kinds(plan(g)).back(), UnitKind::kRopeKv);
+  EXPECT_FALSE(plan(g).back().spread);
+  g[7].dst = slot(10, {kD, kKvHeads});
+  g[8].src[0] = g[7].dst;
+  ASSERT_EQ(kinds(plan(g)).back(), UnitKind::kRopeKv);
+  EXPECT_TRUE(plan(g).back().spread);
+}
+
 // A quantized cache is not written by the unit (nor, today, by the backend).
 TEST(CudaFusion, RopeKvNeedsFloatCache) {
   std::vector<pi_node> g = attention_nodes();

@@ -85,11 +85,23 @@ std::vector<uint32_t> quantized(const std::vector<Unit>& units) {
 
 constexpr UnitKind kS = UnitKind::kSingle;
 
+// The units of the first `n` nodes.
+std::vector<UnitKind> kinds_before(const std::vector<Unit>& units, uint32_t n) {
+  std::vector<UnitKind> k;
+  for (const Unit& u : units)
+    if (u.first < n) k.push_back(u.kind);
+  return k;
+}
+
 TEST(VkFusion, DecodeAttention) {
   const std::vector<Unit> u = plan(attention_nodes());
-  ASSERT_EQ(kinds(u), (std::vector<UnitKind>{UnitKind::kAddNormMul, kS, kS, kS, kS, kS, kS, kS}));
+  ASSERT_EQ(kinds(u),
+            (std::vector<UnitKind>{UnitKind::kAddNormMul, kS, kS, kS, kS, UnitKind::kRopeCpy, kS}));
   EXPECT_EQ(u[0].count, 3u);
   EXPECT_EQ(u[1].first, 3u);
+  // ROPE K and the cache write of its output; CPY V apart.
+  EXPECT_EQ(u[5].first, 7u);
+  EXPECT_EQ(u[5].count, 2u);
   // Q, K and V read one quantization of the norm's output.
   EXPECT_EQ(quantized(u), (std::vector<uint32_t>{3}));
 }
@@ -158,14 +170,14 @@ TEST(VkFusion, AddOutputOverItsInputStaysApart) {
 TEST(VkFusion, NormOverWeightStaysApart) {
   std::vector<pi_node> g = attention_nodes();
   g[2].src[1] = slot(1, {kEmbd});
-  for (UnitKind k : kinds(plan(g))) EXPECT_EQ(k, kS);
+  for (UnitKind k : kinds_before(plan(g), 7)) EXPECT_EQ(k, kS);
 }
 
 // Two outputs sharing bytes: their order would matter.
 TEST(VkFusion, OutputsMustBeDisjoint) {
   std::vector<pi_node> g = attention_nodes();
   g[2].dst = g[0].dst;
-  for (UnitKind k : kinds(plan(g))) EXPECT_EQ(k, kS);
+  for (UnitKind k : kinds_before(plan(g), 7)) EXPECT_EQ(k, kS);
 }
 
 TEST(VkFusion, MulMustReadTheNormAndARowVector) {
@@ -184,6 +196,59 @@ TEST(VkFusion, RowsLongerThanTheRegistersStayApart) {
   g.push_back(node(PI_OP_MUL, {tensor(kF32, kArena, 0, {k}), tensor(kF32, kWeights, 0, {k})},
                    tensor(kF32, kArena, 65536, {k})));
   EXPECT_EQ(kinds(plan(g)), (std::vector<UnitKind>{kS, kS}));
+}
+
+// The cache write must copy exactly ROPE's output, into a float cache, and
+// neither output may lie over ROPE's input.
+TEST(VkFusion, RopeCpyNeedsItsOutputAFloatCacheAndApartBytes) {
+  std::vector<pi_node> g = attention_nodes();
+  g[8].src[0] = slot(4, {kD, kKvHeads});  // V's product, not the roped K
+  EXPECT_EQ(kinds(plan(g))[5], kS);
+  g = attention_nodes();
+  g[8].dst.type = kQ8_0;
+  EXPECT_EQ(kinds(plan(g))[5], kS);
+  g = attention_nodes();
+  g[7].dst = g[7].src[0];  // ROPE K in place
+  g[8].src[0] = g[7].dst;
+  EXPECT_EQ(kinds(plan(g))[5], kS);
+  g = attention_nodes();
+  g[8].dst = tensor(kF16, kCache, 1, {kD, kKvHeads, 1});  // halfwords astride words
+  EXPECT_EQ(kinds(plan(g))[5], kS);
+}
+
+// The feed-forward: gate and up over the normed activations, SWIGLU, down.
+std::vector<pi_node> ffn_nodes(uint32_t down_type = kQ4_0) {
+  const pi_tensor x = slot(2, {kEmbd});
+  std::vector<pi_node> g;
+  g.push_back(mul_mat(kQ4_0, 4096, 512, x, 3));
+  g.push_back(mul_mat(kQ4_0, 131072, 512, x, 4));
+  g.push_back(node(PI_OP_SWIGLU, {slot(3, {512}), slot(4, {512})}, slot(5, {512})));
+  g.push_back(mul_mat(down_type, 262144, kEmbd, slot(5, {512}), 6));
+  return g;
+}
+
+// The down projection's codes come from the SWIGLU dispatch, which also
+// writes SWIGLU's output; gate and up share one quantization.
+TEST(VkFusion, SwigluQuantizesForTheNextProduct) {
+  const std::vector<Unit> u = plan(ffn_nodes());
+  ASSERT_EQ(kinds(u), (std::vector<UnitKind>{kS, kS, UnitKind::kSwigluQuant, kS}));
+  EXPECT_EQ(quantized(u), (std::vector<uint32_t>{0}));
+  const std::vector<Unit> off = plan(ffn_nodes(), features(false, true));
+  EXPECT_EQ(kinds(off), (std::vector<UnitKind>{kS, kS, kS, kS}));
+  EXPECT_EQ(quantized(off), (std::vector<uint32_t>{0, 3}));
+}
+
+// A product with float activations (Q8_0 weights), SWIGLU in place, or an
+// output the product does not read exactly: SWIGLU on its own.
+TEST(VkFusion, SwigluQuantNeedsA8BitProductOfItsOutput) {
+  EXPECT_EQ(kinds(plan(ffn_nodes(kQ8_0)))[2], kS);
+  std::vector<pi_node> g = ffn_nodes();
+  g[2].dst = g[2].src[1];
+  g[3].src[1] = g[2].dst;
+  EXPECT_EQ(kinds(plan(g))[2], kS);
+  g = ffn_nodes();
+  g[3].src[1] = slot(3, {512});
+  EXPECT_EQ(kinds(plan(g))[2], kS);
 }
 
 // A product that overwrites the activations ends the run: the next product

@@ -28,6 +28,7 @@ struct UnitContext {
   // after the unit, and record them in act_cache.
   bool quantize_next;
   bool quantize_residual;  // with the residual codes (Unit::quantize_residual)
+  bool spread;             // Unit::spread
   cudaStream_t stream;
   uint8_t* scratch;
   ActQuantCache* act_cache;

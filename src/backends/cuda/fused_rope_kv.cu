@@ -6,7 +6,11 @@
 // written after it: the memory plan may put one node's output over another's
 // input (llama's ROPE K output lands on Q, which dies at ROPE Q), which a grid
 // of blocks could not order. A decode token is a few thousand values, so one
-// block of 1,024 threads is a few loads and stores per thread.
+// block of 1,024 threads is a few loads and stores per thread. Where no
+// output lies over an input (Unit::spread, as the memory plan lays out a
+// model's graph), a grid takes the pairs instead, a thread per pair computing
+// its own rotation: no barrier, and a llama-8b token's 3,072 pairs are spread
+// over 24 multiprocessors instead of waiting on one.
 #include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/rope.cuh"
 
@@ -65,12 +69,15 @@ __device__ __forceinline__ void store_pair(const View& y, uint32_t type, const P
   store_float_as(type, row, at.e.y, v.y);
 }
 
-// As rope.cuh's ROPE op: (x0, x1) rotated by the table's cos, sin.
+// As rope.cuh's ROPE op: (x0, x1) rotated by c = (cos, sin).
+__device__ __forceinline__ float2 rotate_by(float2 c, float2 x) {
+  return make_float2(x.x * c.x - x.y * c.y, x.x * c.y + x.y * c.x);
+}
+
+// Pair `at` rotated by the table's cos, sin (past n_rot: unchanged).
 __device__ __forceinline__ float2 rotate(const RopeArgs& p, const float2* cs, const PairAt& at,
                                          float2 x) {
-  if (2 * at.i >= p.n_rot) return x;
-  const float2 c = cs[at.i];
-  return make_float2(x.x * c.x - x.y * c.y, x.x * c.y + x.y * c.x);
+  return 2 * at.i < p.n_rot ? rotate_by(cs[at.i], x) : x;
 }
 
 __global__ __launch_bounds__(kThreads) void rope_kv_kernel(RopeKvArgs a) {
@@ -120,6 +127,40 @@ __global__ __launch_bounds__(kThreads) void rope_kv_kernel(RopeKvArgs a) {
   }
 }
 
+constexpr int kGridThreads = 128;
+
+// The grid form: thread t of the flat [Q pairs | K pairs | V pairs] loads,
+// rotates and stores its pair.
+__global__ __launch_bounds__(kGridThreads) void rope_kv_grid_kernel(RopeKvArgs a) {
+  const int half = static_cast<int>(a.q.ne[0] / 2), half_v = static_cast<int>(a.v.ne[0] / 2);
+  const int nq = half * static_cast<int>(a.q.ne[1]), nk = half * static_cast<int>(a.k.ne[1]);
+  const int nv = half_v * static_cast<int>(a.v.ne[1]);
+  int s = blockIdx.x * kGridThreads + threadIdx.x;
+  if (s < nq + nk) {
+    const bool is_q = s < nq;
+    if (!is_q) s -= nq;
+    const PairAt at = pair_at(a.rope, s, half);
+    const float2 x = load_pair(is_q ? a.q : a.k, at);
+    const float2 r =
+        2 * at.i < a.rope.n_rot ? rotate_by(rope_cos_sin(a.rope, *a.pos, a.ff, at.i), x) : x;
+    if (is_q) {
+      store_pair(a.q_out, kF32, at, r);
+      return;
+    }
+    View k_cache = a.k_cache;
+    if (a.k_row) k_cache.data += *a.k_row;
+    store_pair(a.k_out, kF32, at, r);
+    store_pair(k_cache, a.k_type, at, r);
+    return;
+  }
+  s -= nq + nk;
+  if (s >= nv) return;
+  View v_cache = a.v_cache;
+  if (a.v_row) v_cache.data += *a.v_row;
+  const PairAt at = plain_pair(s, half_v);
+  store_pair(v_cache, a.v_type, at, load_pair(a.v, at));
+}
+
 }  // namespace
 
 const char* launch_rope_kv(const UnitContext& c) {
@@ -141,7 +182,14 @@ const char* launch_rope_kv(const UnitContext& c) {
   a.pos = reinterpret_cast<const int32_t*>(rq.src[1].data);
   a.ff = reinterpret_cast<const float*>(rq.src[2].data);
   a.rope = rope_args(c.nodes[0]);
-  rope_kv_kernel<<<1, kThreads, 0, c.stream>>>(a);
+  if (c.spread) {
+    const int64_t pairs =
+        (a.q.ne[0] * a.q.ne[1] + a.k.ne[0] * a.k.ne[1] + a.v.ne[0] * a.v.ne[1]) / 2;
+    const auto blocks = static_cast<unsigned>((pairs + kGridThreads - 1) / kGridThreads);
+    rope_kv_grid_kernel<<<blocks, kGridThreads, 0, c.stream>>>(a);
+  } else {
+    rope_kv_kernel<<<1, kThreads, 0, c.stream>>>(a);
+  }
   return nullptr;
 }
 

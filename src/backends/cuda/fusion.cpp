@@ -141,6 +141,21 @@ bool rope_kv_at(const pi_graph& g, uint32_t i) {
   return true;
 }
 
+// The ROPE+KV unit at i writes nothing that any of its nodes reads, except
+// the roped K (ROPE K's output, CPY K's source): then no block of a grid can
+// overwrite another block's input.
+bool rope_kv_outputs_apart(const pi_graph& g, uint32_t i) {
+  const pi_node &rq = g.nodes[i], &rk = g.nodes[i + 1], &ck = g.nodes[i + 2], &cv = g.nodes[i + 3];
+  const pi_tensor* in[] = {&rq.src[0], &rq.src[1], &rq.src[2], &rk.src[0],
+                           &rk.src[1], &rk.src[2], &cv.src[0]};
+  for (const pi_node* n : {&rq, &rk, &ck, &cv}) {
+    for (const pi_tensor* t : in) {
+      if (overlap(n->dst, *t)) return false;
+    }
+  }
+  return true;
+}
+
 bool cpy_pair_at(const pi_graph& g, uint32_t i) {
   if (i + 1 >= g.n_nodes) return false;
   const pi_node &a = g.nodes[i], &b = g.nodes[i + 1];
@@ -174,7 +189,11 @@ bool can_quantize(const Unit& u, const pi_node& last) {
 Unit unit_at(const pi_graph& g, uint32_t i) {
   if (add_norm_mul_at(g, i)) return {i, 3, UnitKind::kAddNormMul};
   if (norm_mul_at(g, i)) return {i, 2, UnitKind::kNormMul};
-  if (rope_kv_at(g, i)) return {i, 4, UnitKind::kRopeKv};
+  if (rope_kv_at(g, i)) {
+    Unit u{i, 4, UnitKind::kRopeKv};
+    u.spread = rope_kv_outputs_apart(g, i);
+    return u;
+  }
   if (rope_pair_at(g, i)) return {i, 2, UnitKind::kRopePair};
   if (cpy_pair_at(g, i)) return {i, 2, UnitKind::kCpyPair};
   if (const uint32_t n = matvec_group_at(g, i); n > 1) return {i, n, UnitKind::kMatvecGroup};

@@ -41,6 +41,10 @@ struct Unit {
   bool quantize_next = false;
   // ... and its residual codes too (the MUL_MAT's weights are Q8_0).
   bool quantize_residual = false;
+  // kRopeKv: no output shares bytes with an input of the unit (other than the
+  // roped K that the cache write reads), so its values may be spread over a
+  // grid of blocks with no ordering between them (fused_rope_kv.cu).
+  bool spread = false;
 };
 
 // The graph's nodes cut into units, in order; every node is in exactly one.

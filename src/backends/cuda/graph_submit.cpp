@@ -145,8 +145,9 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, con
     views[k].dst = view_of(n.dst);
   }
   if (u.kind != UnitKind::kMatvecGroup) act_cache.valid = false;
-  UnitContext c{&g.nodes[u.first],   views,     u.count,           u.quantize_next,
-                u.quantize_residual, s->stream, s->scratch.data(), &act_cache};
+  UnitContext c{&g.nodes[u.first],   views,    u.count,   u.quantize_next,
+                u.quantize_residual, u.spread, s->stream, s->scratch.data(),
+                &act_cache};
   for (uint32_t k = 0; k < u.count; ++k) c.field[k] = field_of(s, f, u.first + k);
   if (const char* e = launch_fused(u, c))
     return std::string(unit_name(u, g.nodes[u.first])) + ": " + e;

@@ -8,7 +8,7 @@
 namespace polyinfer::vk {
 namespace {
 
-constexpr uint32_t kF32 = 0;
+constexpr uint32_t kF32 = 0, kF16 = 1, kBF16 = 30;
 
 using fusion::independent;
 using fusion::overlap;
@@ -70,9 +70,43 @@ bool add_norm_mul_at(const pi_graph& g, uint32_t i) {
          disjoint({&a.dst, &n.dst, &m.dst}, {&a.src[0], &a.src[1], &m.src[1]});
 }
 
+// A KV cache the fused ROPE writes: F32 rows in whole words, or F16/BF16
+// rows in whole halfwords (shaders/rope.comp stores them so).
+bool cache_rows(const pi_tensor& t) {
+  const uint64_t size = t.type == kF32 ? 4 : (t.type == kF16 || t.type == kBF16) ? 2 : 0;
+  if (size == 0 || t.nb[0] != size || t.offset % size != 0) return false;
+  for (int d = 1; d < 4; ++d)
+    if (t.nb[d] % size != 0) return false;
+  return true;
+}
+
+// ROPE at i and the CPY of exactly its output into a float KV cache at i + 1
+// (llama's K: one barrier less per layer, the CPY no longer waiting for the
+// ROPE), neither output over an input.
+bool rope_cpy_at(const pi_graph& g, uint32_t i) {
+  if (i + 1 >= g.n_nodes) return false;
+  const pi_node &r = g.nodes[i], &c = g.nodes[i + 1];
+  return r.op == PI_OP_ROPE && c.op == PI_OP_CPY && same_tensor(c.src[0], r.dst) &&
+         same_shape(c.dst, r.dst) && cache_rows(c.dst) &&
+         disjoint({&r.dst, &c.dst}, {&r.src[0], &r.src[1], &r.src[2]});
+}
+
+// SWIGLU at i whose output node i + 1, a MUL_MAT with 8-bit activations,
+// reads: F32 rows in whole words of whole 32-value blocks, the output apart
+// from the inputs (each workgroup reads and writes its values in one pass).
+bool swiglu_quant_at(const pi_graph& g, uint32_t i, const Features& features) {
+  if (i + 1 >= g.n_nodes) return false;
+  const pi_node &s = g.nodes[i], &m = g.nodes[i + 1];
+  if (s.op != PI_OP_SWIGLU || m.op != PI_OP_MUL_MAT || !matvec_prequant(m, features)) return false;
+  return same_tensor(m.src[1], s.dst) && s.dst.ne[0] % 32 == 0 && f32_words(s.src[0]) &&
+         f32_words(s.src[1]) && f32_words(s.dst) && same_shape(s.src[0], s.dst) &&
+         same_shape(s.src[1], s.dst) && disjoint({&s.dst}, {&s.src[0], &s.src[1]});
+}
+
 Unit unit_at(const pi_graph& g, uint32_t i) {
   if (add_norm_mul_at(g, i)) return {i, 3, UnitKind::kAddNormMul};
   if (norm_mul_at(g, i)) return {i, 2, UnitKind::kNormMul};
+  if (rope_cpy_at(g, i)) return {i, 2, UnitKind::kRopeCpy};
   return {i, 1, UnitKind::kSingle};
 }
 
@@ -106,11 +140,16 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
   std::vector<Unit> units;
   units.reserve(g.n_nodes);
   QuantizeRuns runs(g);
+  uint32_t quantized = g.n_nodes;  // the node whose codes a SWIGLU unit wrote
   for (uint32_t i = 0; i < g.n_nodes;) {
     Unit u = features.fusion ? unit_at(g, i) : Unit{i, 1, UnitKind::kSingle};
     const pi_node& n = g.nodes[i];
     if (u.kind == UnitKind::kSingle && matvec_prequant(n, features)) {
-      u.quantize = runs.starts_run(i);
+      u.quantize = runs.starts_run(i) && i != quantized;
+    } else if (features.fusion && swiglu_quant_at(g, i, features)) {
+      u.kind = UnitKind::kSwigluQuant;
+      quantized = i + 1;
+      runs.end(i + 1);
     } else {
       runs.end(i + u.count);
     }

@@ -19,6 +19,11 @@ enum class UnitKind : uint8_t {
   kSingle,      // one node, its op's own dispatch
   kNormMul,     // RMS_NORM(x), MUL(norm, w): shaders/norm.comp, FUSE 1
   kAddNormMul,  // ADD(a, b), RMS_NORM(sum), MUL(norm, w): shaders/norm.comp, FUSE 2
+  kRopeCpy,     // ROPE(x), CPY(roped x -> KV cache): shaders/rope.comp, CACHE != 0
+  // SWIGLU whose output the next MUL_MAT reads as 8-bit activations: the
+  // quantization dispatch computes it (shaders/quantize_q8.comp, SWIGLU 1),
+  // writing the output and the product's codes; the product quantizes nothing.
+  kSwigluQuant,
 };
 
 // Most nodes in one unit (at most graph/memory_plan.hpp's kFuseWindow, which

@@ -143,6 +143,12 @@ class Planner {
         case UnitKind::kAddNormMul:
           add_norm(u, ops[u.count - 2]);
           break;
+        case UnitKind::kRopeCpy:
+          add_rope_cpy(u, ops[0]);
+          break;
+        case UnitKind::kSwigluQuant:
+          add_quantize(u.first + 1, &g_.nodes[u.first]);
+          break;
       }
     }
     return std::move(plan_);
@@ -222,23 +228,39 @@ class Planner {
     finish(d, {reads, n_reads}, {&write, 1});
   }
 
-  // A new scratch region, and the dispatch that quantizes node i's src1 into it.
-  void add_quantize(uint32_t i) {
+  // A new scratch region, and the dispatch that quantizes node i's src1 into
+  // it; with `swiglu` (the node before, vk_fusion.hpp's kSwigluQuant), the
+  // dispatch computes that SWIGLU too: its gate and up in slots 0 and 1, its
+  // output in T_OUT0.
+  void add_quantize(uint32_t i, const pi_node* swiglu = nullptr) {
     const pi_tensor& act = g_.nodes[i].src[1];
     const uint64_t blocks =
         static_cast<uint64_t>(act.ne[0] / 32 * act.ne[1] * act.ne[2] * act.ne[3]);
     codes_ = {plan_.scratch_bytes, blocks * kQ8BlockBytes};
     plan_.scratch_bytes += (codes_.bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
     DispatchPlan d;
-    d.op = {"quantize_q8", {}, 0, (blocks + 63) / 64, {}};
-    d.first = i;
-    d.count = 0;
+    const uint64_t invocations = swiglu ? 32 * blocks : blocks;
+    d.op = {"quantize_q8", {swiglu ? 1u : 0u}, 1, (invocations + 63) / 64, {}};
+    d.first = swiglu ? i - 1 : i;
+    d.count = swiglu ? 1 : 0;
     d.tensors.fill(scratch_tensor(act));
     d.slots.fill(scratch_binding(codes_));
-    d.tensors[0] = act;
-    bind_slot(d, 0, 4, "src1");
-    const ByteRange read = bytes_of(act), write = scratch_bytes(codes_);
-    finish(d, {&read, 1}, {&write, 1});
+    std::vector<ByteRange> reads, writes{scratch_bytes(codes_)};
+    if (swiglu) {
+      d.tensors[0] = swiglu->src[0];
+      d.tensors[1] = swiglu->src[1];
+      d.tensors[5] = swiglu->dst;
+      bind_slot(d, 0, 4, "gate");
+      bind_slot(d, 1, 4, "up");
+      bind_slot(d, 5, 4, "dst");
+      reads = {bytes_of(swiglu->src[0]), bytes_of(swiglu->src[1])};
+      writes.push_back(bytes_of(swiglu->dst));
+    } else {
+      d.tensors[0] = act;
+      bind_slot(d, 0, 4, "src1");
+      reads = {bytes_of(act)};
+    }
+    finish(d, reads, writes);
   }
 
   // [ADD,] RMS_NORM, MUL as one dispatch of norm.comp (FUSE 1 or 2): the
@@ -275,6 +297,33 @@ class Planner {
       reads.push_back(bytes_of(first.src[1]));
       writes.push_back(bytes_of(first.dst));
     }
+    finish(d, reads, writes);
+  }
+
+  // ROPE and the CPY of its output into the KV cache as one dispatch of
+  // rope.comp (CACHE = the cache's type + 1): ROPE's sources and destination,
+  // the cache view in T_OUT0.
+  void add_rope_cpy(const Unit& u, const OpPlan& rope_op) {
+    const pi_node& rope = g_.nodes[u.first];
+    const pi_node& cpy = g_.nodes[u.first + 1];
+    DispatchPlan d;
+    d.op = rope_op;
+    d.op.spec = {cpy.dst.type + 1};
+    d.op.n_spec = 1;
+    d.first = u.first;
+    d.count = u.count;
+    d.param_node = static_cast<int32_t>(u.first);
+    d.tensors.fill(rope.dst);
+    std::vector<ByteRange> reads;
+    for (int s = 0; s < 3; ++s) {
+      if (!used(rope, s)) continue;
+      d.tensors[s] = rope.src[s];
+      reads.push_back(bytes_of(rope.src[s]));
+    }
+    d.tensors[5] = cpy.dst;
+    const char* const roles[kParamTensors] = {"src0", "src1", "src2", "dst", "dst", "cache", "dst"};
+    for (int s = 0; s < static_cast<int>(kParamTensors); ++s) bind_slot(d, s, 4, roles[s]);
+    const ByteRange writes[2] = {bytes_of(rope.dst), bytes_of(cpy.dst)};
     finish(d, reads, writes);
   }
 

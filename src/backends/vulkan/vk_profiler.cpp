@@ -75,7 +75,7 @@ std::string node_key(const pi_node& n, const char* shader) {
 }
 
 // A fused dispatch: its ops joined by '+', then its last node's key without
-// the op; a quantization: the activations' shape.
+// the op; a quantization: the activations' shape (a fused one: its SWIGLU's key).
 std::string dispatch_key(const pi_graph& g, const Profiler::Dispatch& d) {
   if (d.count == 0) {
     const pi_tensor& a = g.nodes[d.first].src[1];
@@ -85,7 +85,11 @@ std::string dispatch_key(const pi_graph& g, const Profiler::Dispatch& d) {
     return buf;
   }
   const pi_node& last = g.nodes[d.first + d.count - 1];
-  if (d.count == 1) return node_key(last, d.shader);
+  if (d.count == 1) {
+    // A SWIGLU that the quantization of its output computes (kSwigluQuant).
+    const bool quantizes = std::strcmp(d.shader, "quantize_q8") == 0;
+    return (quantizes ? "QUANTIZE_Q8+" : "") + node_key(last, d.shader);
+  }
   std::string key;
   for (uint32_t k = 0; k < d.count; ++k) {
     if (k > 0) key += '+';

@@ -6,12 +6,63 @@
 // 48 bytes: codes 0..15, codes 16..31, then d's bits and the code sums
 // (q8_block.glsl) and a pad word pair, so every block is three uvec4s. Block i
 // of flat row r is block r * (ne0 / 32) + i.
+// SWIGLU 1 (vk_fusion.hpp's kSwigluQuant): the activations are SWIGLU(gate =
+// src0, up = src1), computed as binary.comp computes them and also written to
+// slot T_OUT0 (F32 rows in whole words, apart from the inputs: the host
+// checks); an invocation per value, so the grid is the values / 64.
 #include "common.glsl"
 #include "rows.glsl"
 #include "q8_block.glsl"
 layout(local_size_x = 64) in;
+layout(constant_id = 0) const uint SWIGLU = 0u;
+
+// The fused SWIGLU's output (outs[0], slot T_OUT0).
+layout(std430, set = 0, binding = 3) buffer Out { uint w[]; } outs[1];
+
+// Block i of the destination, 48 bytes as above.
+void store_block(uint i, Q8Block b) {
+  const uint o = (t_off(T_DST) >> 2) + 12u * i;
+  [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+    dst.w[o + j] = b.q0[j];
+    dst.w[o + 4u + j] = b.q1[j];
+  }
+  dst.w[o + 8u] = b.meta.x;
+  dst.w[o + 9u] = b.meta.y;
+  dst.w[o + 10u] = 0u;
+  dst.w[o + 11u] = 0u;
+}
+
+shared float values[64];
+
+// SWIGLU: an invocation per value computes it and writes it; the first
+// invocation of each 32 then quantizes them from shared memory (a block per
+// invocation had 7 workgroups for a 14,336-value row, each walking its 32
+// values' exponentials in turn: slower than the separate dispatches).
+void swiglu_main() {
+  const uint K = t_ne(T_SRC0, 0u), t = gl_LocalInvocationID.x;
+  const uint idx = wg_index() * 64u + t, total = n_rows(T_SRC0) * K;
+  float y = 0.0;
+  if (idx < total) {
+    const uint row = idx / K, k = idx % K;
+    y = silu_acc(ldf(T_SRC0, row_addr(T_SRC0, row) + 4u * k)) *
+        ldf(T_SRC1, row_addr(T_SRC1, row) + 4u * k);
+    outs[0].w[(row_addr(T_OUT0, row) >> 2) + k] = floatBitsToUint(y);
+  }
+  values[t] = y;
+  barrier();
+  if (t % 32u != 0u || idx >= total) return;
+  vec4 x[8];
+  [[unroll]] for (uint j = 0u; j < 8u; ++j)
+    x[j] = vec4(values[t + 4u * j], values[t + 4u * j + 1u], values[t + 4u * j + 2u],
+                values[t + 4u * j + 3u]);
+  store_block(idx / 32u, quantize_block(x));
+}
 
 void main() {
+  if (SWIGLU != 0u) {
+    swiglu_main();
+    return;
+  }
   const uint per_row = t_ne(T_SRC0, 0u) / 32u;
   const uint idx = wg_index() * 64u + gl_LocalInvocationID.x;
   if (idx >= n_rows(T_SRC0) * per_row) return;
@@ -21,14 +72,5 @@ void main() {
     const uint e = a + 16u * j;
     x[j] = vec4(ldf(T_SRC0, e), ldf(T_SRC0, e + 4u), ldf(T_SRC0, e + 8u), ldf(T_SRC0, e + 12u));
   }
-  const Q8Block b = quantize_block(x);
-  const uint o = (t_off(T_DST) >> 2) + 12u * idx;
-  [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-    dst.w[o + j] = b.q0[j];
-    dst.w[o + 4u + j] = b.q1[j];
-  }
-  dst.w[o + 8u] = b.meta.x;
-  dst.w[o + 9u] = b.meta.y;
-  dst.w[o + 10u] = 0u;
-  dst.w[o + 11u] = 0u;
+  store_block(idx, quantize_block(x));
 }

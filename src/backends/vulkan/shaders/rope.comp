@@ -2,9 +2,36 @@
 // ROPE: one invocation per (pair or passed-through dim, head, token). θ is built
 // as the CPU reference builds it (pos · theta_scale^i by repeated products), so
 // both round alike; theta_scale, the YaRN corner dims and mscale come from the host.
+// CACHE (vk_fusion.hpp's kRopeCpy) 0: ROPE alone; else also the CPY of the
+// output into the KV cache view in slot T_OUT0, of type CACHE - 1 (F32, F16
+// or BF16, in whole words or halfwords: the host checks), converted as
+// cpy.comp converts.
 #include "common.glsl"
 #include "rows.glsl"
 layout(local_size_x = 64) in;
+layout(constant_id = 0) const uint CACHE = 0u;
+
+// The fused dispatch's KV cache view (outs[0], slot T_OUT0).
+layout(std430, set = 0, binding = 3) buffer Out { uint w[]; } outs[1];
+
+// Element e of the cache row at byte crow: v converted to the cache's type.
+void cache_store(uint crow, uint e, float v) {
+  if (CACHE == 1u) {
+    outs[0].w[(crow + 4u * e) >> 2] = floatBitsToUint(v);
+    return;
+  }
+  const uint a = crow + 2u * e, sh = (a & 2u) * 8u;
+  const uint h = CACHE == 2u ? float_to_half(v) : float_to_bf16(v);
+  // The other half of the word may be another invocation's element.
+  atomicAnd(outs[0].w[a >> 2], ~(0xFFFFu << sh));
+  atomicOr(outs[0].w[a >> 2], h << sh);
+}
+
+// ROPE's output y at element e of the row at yrow, and of the cache row at crow.
+void store(uint yrow, uint crow, uint e, float y) {
+  stf(yrow + 4u * e, y);
+  if (CACHE != 0u) cache_store(crow, e, y);
+}
 
 void main() {
   const uint D = t_ne(T_SRC0, 0u), H = t_ne(T_SRC0, 1u), T = t_ne(T_SRC0, 2u);
@@ -14,8 +41,9 @@ void main() {
   const uint mode = uint(p_i(0u)), n_rot = uint(p_i(1u)), half_rot = n_rot / 2u;
   const uint xrow = t_off(T_SRC0) + h * t_nb(T_SRC0, 1u) + tok * t_nb(T_SRC0, 2u);
   const uint yrow = t_off(T_DST) + h * t_nb(T_DST, 1u) + tok * t_nb(T_DST, 2u);
+  const uint crow = CACHE != 0u ? t_off(T_OUT0) + h * t_nb(T_OUT0, 1u) + tok * t_nb(T_OUT0, 2u) : 0u;
   if (d >= n_rot) {
-    stf(yrow + 4u * d, ldf(T_SRC0, xrow + 4u * d));
+    store(yrow, crow, d, ldf(T_SRC0, xrow + 4u * d));
     return;
   }
   // Each pair is done by the invocation of its first element.
@@ -46,6 +74,6 @@ void main() {
   c *= mscale;
   s *= mscale;
   const float x0 = ldf(T_SRC0, xrow + 4u * a), x1 = ldf(T_SRC0, xrow + 4u * b);
-  stf(yrow + 4u * a, x0 * c - x1 * s);
-  stf(yrow + 4u * b, x0 * s + x1 * c);
+  store(yrow, crow, a, x0 * c - x1 * s);
+  store(yrow, crow, b, x0 * s + x1 * c);
 }
