@@ -1,7 +1,8 @@
-// A llama decode layer's attention nodes as the memory plan lays them out,
-// for the planners' host-side tests (test_cuda_fusion.cpp, test_vk_fusion.cpp,
-// test_cuda_graph_keys.cpp): Q, K and V products of the normed activations
-// in slot 2, their ROPEs (K's output over Q in slot 3, which dies at ROPE Q)
+// A llama decode layer's attention nodes, for the planners' host-side tests
+// (test_cuda_fusion.cpp, test_vk_fusion.cpp, test_cuda_graph_keys.cpp): Q, K
+// and V products of the normed activations in slot 2, their ROPEs (K's
+// output over Q in slot 3, which dies at ROPE Q: a layout the planners must
+// order, tighter than the memory plan's, which keeps it apart)
 // and the cache writes of the new K and V rows. Stand-in buffers
 // (pi_node_builder.hpp); never run.
 #pragma once

@@ -22,8 +22,8 @@ static_assert(kMaxUnitNodes <= kFuseWindow);
 
 using namespace test_graph;  // stand-in tensors, type codes, the layer's shapes
 
-// A llama decode layer's attention nodes as the memory plan lays them out:
-// ROPE K's output over Q (slot 3), which dies at ROPE Q.
+// A llama decode layer's attention nodes with ROPE K's output over Q (slot 3),
+// which dies at ROPE Q.
 std::vector<pi_node> attention_nodes(int64_t tokens = 1) {
   const int64_t e = kEmbd;
   const pi_tensor xn = slot(2, {e, tokens});

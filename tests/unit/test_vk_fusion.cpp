@@ -33,9 +33,8 @@ pi_node mul_mat(uint32_t wtype, uint64_t w_offset, int64_t rows, const pi_tensor
               slot(out, {rows, x.ne[1]}));
 }
 
-// A llama decode layer's attention nodes as the memory plan lays them out:
-// ADD, RMS_NORM, MUL, the Q, K, V products, ROPE Q, ROPE K (over Q), the
-// cache writes.
+// A llama decode layer's attention nodes: ADD, RMS_NORM, MUL, the Q, K, V
+// products, ROPE Q, ROPE K (over Q, which dies at ROPE Q), the cache writes.
 std::vector<pi_node> attention_nodes(int64_t cols = 1, uint32_t wtype = kQ4_0) {
   const int64_t e = kEmbd;
   const pi_tensor xn = slot(2, {e, cols});

@@ -109,9 +109,9 @@ bool one_token(const pi_tensor& t, int64_t most) {
 }
 
 // ROPE(Q), ROPE(K), CPY(K's rope -> cache), CPY(V -> cache) at i, one token.
-// The kernel reads every input before a block barrier and writes after it, so
-// an output over an input of another node is safe (the memory plan puts
-// llama's ROPE K output over Q, which dies at ROPE Q); an output that a later
+// The single-block kernel reads every input before a block barrier and writes
+// after it, so an output over an input of another node is safe (a graph may
+// put ROPE K's output over Q, which dies at ROPE Q); an output that a later
 // node reads (other than the roped K, passed in registers) or two outputs
 // sharing bytes are not.
 bool rope_kv_at(const pi_graph& g, uint32_t i) {
