@@ -19,6 +19,20 @@ constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2;
 constexpr uint64_t kVCacheOffset = 1 << 20;
 constexpr uint64_t kCacheRowBytes = 2 * kD * kKvHeads;
 
+// The attention norm of `tokens` tokens: ADD(input, residual in slot 9) into
+// slot 0, RMS_NORM into slot 1, MUL by the weight row into slot 2 (what the
+// Q, K and V products below read).
+inline std::vector<pi_node> add_norm_mul_nodes(int64_t tokens) {
+  const int64_t e = kEmbd;
+  std::vector<pi_node> g;
+  g.push_back(node(PI_OP_ADD, {tensor(kF32, kInputs, 64, {e, tokens}), slot(9, {e, tokens})},
+                   slot(0, {e, tokens})));
+  g.push_back(node(PI_OP_RMS_NORM, {slot(0, {e, tokens})}, slot(1, {e, tokens})));
+  g.push_back(node(PI_OP_MUL, {slot(1, {e, tokens}), tensor(kF32, kWeights, 0, {e})},
+                   slot(2, {e, tokens})));
+  return g;
+}
+
 // `tokens` tokens written at cache byte offset `row` (K; V at kVCacheOffset + row).
 inline std::vector<pi_node> qkv_rope_cache_nodes(int64_t tokens, uint64_t row) {
   const int64_t e = kEmbd, d = kD, h = kHeads, hkv = kKvHeads;

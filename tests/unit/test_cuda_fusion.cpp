@@ -25,13 +25,7 @@ using namespace test_graph;  // stand-in tensors, type codes, the layer's shapes
 // A llama decode layer's attention nodes with ROPE K's output over Q (slot 3),
 // which dies at ROPE Q.
 std::vector<pi_node> attention_nodes(int64_t tokens = 1) {
-  const int64_t e = kEmbd;
-  const pi_tensor xn = slot(2, {e, tokens});
-  std::vector<pi_node> g;
-  g.push_back(node(PI_OP_ADD, {tensor(kF32, kInputs, 64, {e, tokens}), slot(9, {e, tokens})},
-                   slot(0, {e, tokens})));
-  g.push_back(node(PI_OP_RMS_NORM, {slot(0, {e, tokens})}, slot(1, {e, tokens})));
-  g.push_back(node(PI_OP_MUL, {slot(1, {e, tokens}), tensor(kF32, kWeights, 0, {e})}, xn));
+  std::vector<pi_node> g = test_graph::add_norm_mul_nodes(tokens);
   const std::vector<pi_node> rest = test_graph::qkv_rope_cache_nodes(tokens, 0);
   g.insert(g.end(), rest.begin(), rest.end());
   return g;

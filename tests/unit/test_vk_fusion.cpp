@@ -38,11 +38,7 @@ pi_node mul_mat(uint32_t wtype, uint64_t w_offset, int64_t rows, const pi_tensor
 std::vector<pi_node> attention_nodes(int64_t cols = 1, uint32_t wtype = kQ4_0) {
   const int64_t e = kEmbd;
   const pi_tensor xn = slot(2, {e, cols});
-  std::vector<pi_node> g;
-  g.push_back(node(PI_OP_ADD, {tensor(kF32, kInputs, 64, {e, cols}), slot(9, {e, cols})},
-                   slot(0, {e, cols})));
-  g.push_back(node(PI_OP_RMS_NORM, {slot(0, {e, cols})}, slot(1, {e, cols})));
-  g.push_back(node(PI_OP_MUL, {slot(1, {e, cols}), tensor(kF32, kWeights, 0, {e})}, xn));
+  std::vector<pi_node> g = test_graph::add_norm_mul_nodes(cols);
   g.push_back(mul_mat(wtype, 4096, e, xn, 3));
   g.push_back(mul_mat(wtype, 65536, 128, xn, 4));
   g.push_back(mul_mat(wtype, 131072, 128, xn, 5));

@@ -245,7 +245,9 @@ class Planner {
     d.count = swiglu ? 1 : 0;
     d.tensors.fill(scratch_tensor(act));
     d.slots.fill(scratch_binding(codes_));
-    std::vector<ByteRange> reads, writes{scratch_bytes(codes_)};
+    // Fixed arrays, not vectors: every submit plans its graph again.
+    ByteRange reads[2], writes[2] = {scratch_bytes(codes_)};
+    size_t n = 1;
     if (swiglu) {
       d.tensors[0] = swiglu->src[0];
       d.tensors[1] = swiglu->src[1];
@@ -253,14 +255,16 @@ class Planner {
       bind_slot(d, 0, 4, "gate");
       bind_slot(d, 1, 4, "up");
       bind_slot(d, 5, 4, "dst");
-      reads = {bytes_of(swiglu->src[0]), bytes_of(swiglu->src[1])};
-      writes.push_back(bytes_of(swiglu->dst));
+      reads[0] = bytes_of(swiglu->src[0]);
+      reads[1] = bytes_of(swiglu->src[1]);
+      writes[1] = bytes_of(swiglu->dst);
+      n = 2;
     } else {
       d.tensors[0] = act;
       bind_slot(d, 0, 4, "src1");
-      reads = {bytes_of(act)};
+      reads[0] = bytes_of(act);
     }
-    finish(d, reads, writes);
+    finish(d, {reads, n}, {writes, n});
   }
 
   // [ADD,] RMS_NORM, MUL as one dispatch of norm.comp (FUSE 1 or 2): the
@@ -314,17 +318,18 @@ class Planner {
     d.count = u.count;
     d.param_node = static_cast<int32_t>(u.first);
     d.tensors.fill(rope.dst);
-    std::vector<ByteRange> reads;
+    ByteRange reads[3];
+    size_t n_reads = 0;
     for (int s = 0; s < 3; ++s) {
       if (!used(rope, s)) continue;
       d.tensors[s] = rope.src[s];
-      reads.push_back(bytes_of(rope.src[s]));
+      reads[n_reads++] = bytes_of(rope.src[s]);
     }
     d.tensors[5] = cpy.dst;
     const char* const roles[kParamTensors] = {"src0", "src1", "src2", "dst", "dst", "cache", "dst"};
     for (int s = 0; s < static_cast<int>(kParamTensors); ++s) bind_slot(d, s, 4, roles[s]);
     const ByteRange writes[2] = {bytes_of(rope.dst), bytes_of(cpy.dst)};
-    finish(d, reads, writes);
+    finish(d, {reads, n_reads}, writes);
   }
 
   pi_device dev_;
