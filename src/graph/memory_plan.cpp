@@ -76,12 +76,6 @@ MemoryPlan plan_memory(const Graph& g, int n_devices) {
   std::vector<FreeList> arenas(static_cast<size_t>(n_devices));
   auto arena = [&](TensorId t) -> FreeList& { return arenas.at(g.tensor(t).device); };
   std::vector<bool> placed(g.tensors().size(), false);  // at its first writer
-  for (size_t t = 0; t < g.tensors().size(); ++t) {
-    const auto id = static_cast<TensorId>(t);
-    if (g.tensors()[t].kind == StorageKind::kInput) {
-      plan.offset[t] = arena(id).take(aligned(g.nbytes(id)));
-    }
-  }
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const TensorId dst = g.tensor(g.nodes()[i].dst).base;  // a node may write through a view
     const GraphTensor& d = g.tensor(dst);
@@ -93,9 +87,22 @@ MemoryPlan plan_memory(const Graph& g, int n_devices) {
     }
     for (TensorId t : dying[i]) arena(t).give(plan.offset[t], aligned(g.nbytes(t)));
   }
-  for (const FreeList& a : arenas) {
-    plan.arena_bytes.push_back(std::max<uint64_t>(a.end(), kArenaAlign));
+  // Inputs go past every intermediate, each in a slot rounded up to
+  // kInputAlign: the attention mask grows by a position every decode step,
+  // and at the front it would move every intermediate each time its size
+  // crossed kArenaAlign (every 16 positions), so that a backend caching work
+  // by device address (CUDA graphs, recorded Vulkan command buffers) captured
+  // the step again instead of replaying it.
+  std::vector<uint64_t> input_at;
+  for (const FreeList& a : arenas) input_at.push_back(a.end());
+  for (size_t t = 0; t < g.tensors().size(); ++t) {
+    const auto id = static_cast<TensorId>(t);
+    if (g.tensors()[t].kind != StorageKind::kInput) continue;
+    uint64_t& at = input_at.at(g.tensor(id).device);
+    plan.offset[t] = at;
+    at += (g.nbytes(id) + kInputAlign - 1) / kInputAlign * kInputAlign;
   }
+  for (uint64_t end : input_at) plan.arena_bytes.push_back(std::max<uint64_t>(end, kArenaAlign));
   return plan;
 }
 

@@ -106,5 +106,46 @@ TEST(MemoryPlan, LiveTensorsNeverOverlap) {
   }
 }
 
+// A decode step one position later: the mask input is one value longer.
+// Every intermediate keeps its offset (so a backend replays the step's cached
+// work), and the inputs stay clear of the intermediates.
+Graph decode_like(int64_t n_kv) {
+  Graph g;
+  g.input(GgmlType::I32, {1, 1, 1, 1});  // the positions, ahead of the mask
+  const TensorId mask = g.input(GgmlType::F32, {n_kv, 1, 1, 1});
+  const TensorId x = g.input(GgmlType::F32, {64, 1, 1, 1});
+  TensorId t = x;
+  for (int i = 0; i < 6; ++i) {
+    const TensorId srcs[] = {t, i % 2 ? x : t};
+    t = g.op(PI_OP_ADD, srcs, GgmlType::F32, {64, 1, 1, 1});
+  }
+  const TensorId m_srcs[] = {mask, mask};
+  g.mark_output(g.op(PI_OP_ADD, m_srcs, GgmlType::F32, {n_kv, 1, 1, 1}));
+  g.mark_output(t);
+  return g;
+}
+
+TEST(MemoryPlan, GrowingMaskMovesNoIntermediate) {
+  const Graph a = decode_like(15), b = decode_like(17), c = decode_like(1000);
+  const MemoryPlan pa = plan_memory(a), pb = plan_memory(b), pc = plan_memory(c);
+  uint64_t first_input = ~uint64_t{0}, intermediates_end = 0;
+  for (size_t t = 0; t < a.tensors().size(); ++t) {
+    const GraphTensor& gt = a.tensors()[t];
+    if (gt.kind == StorageKind::kInput) {
+      first_input = std::min(first_input, pa.offset[t]);
+      EXPECT_EQ(pa.offset[t], pb.offset[t]) << "input " << t;
+    }
+    if (gt.kind != StorageKind::kIntermediate) continue;
+    // The last node's output is sized by the mask: it may move.
+    if (t + 1 < a.tensors().size()) {
+      EXPECT_EQ(pa.offset[t], pb.offset[t]) << "tensor " << t;
+      EXPECT_EQ(pa.offset[t], pc.offset[t]) << "tensor " << t;
+    }
+    intermediates_end =
+        std::max(intermediates_end, pa.offset[t] + a.nbytes(static_cast<TensorId>(t)));
+  }
+  EXPECT_GE(first_input, intermediates_end);
+}
+
 }  // namespace
 }  // namespace polyinfer
