@@ -54,7 +54,7 @@ BackendUnderTest::BackendUnderTest() {
   std::string reason;
   const pi_backend_vtable* vt = find_backend(name, &reason);
   if (vt == nullptr) throw Error(ErrorCode::kUnsupported, reason);
-  options_ = env_or("POLYINFER_CONFORMANCE_OPTIONS", "threads=4");
+  options_ = env_or("POLYINFER_CONFORMANCE_OPTIONS", "threads=4,solo=0");
   dev_ = std::make_unique<BackendDevice>(*vt, 0, options_);
 }
 

@@ -1,8 +1,9 @@
 // The backend the conformance matrix runs against, reached only through its
 // plugin vtable. Chosen by the environment:
 //   POLYINFER_CONFORMANCE_BACKEND  backend name, "cpu" when unset
-//   POLYINFER_CONFORMANCE_OPTIONS  device_open options, "threads=4" when unset
-//                                  (an uneven split of the ragged test shapes)
+//   POLYINFER_CONFORMANCE_OPTIONS  device_open options, "threads=4,solo=0" when unset
+//                                  (an uneven split of the ragged test shapes; solo=0:
+//                                  even the small cases go over the CPU pool's threads)
 // A name this build cannot reach is an error that fails every test, never a skip.
 #pragma once
 

@@ -12,13 +12,17 @@
 #include <unordered_set>
 
 #include "backends/cpu/cpu_device_info.hpp"
+#include "backends/cpu/graph_work.hpp"
 #include "backends/cpu/matmul/matmul_kernels.hpp"
 #include "backends/cpu/op_context.hpp"
 #include "backends/cpu/thread_pool.hpp"
 
 struct pi_device_s {
-  explicit pi_device_s(int n_threads) : pool(n_threads) {}
+  pi_device_s(int n_threads, uint64_t solo) : pool(n_threads), solo_below(solo) {}
   polyinfer::cpu::ThreadPool pool;
+  // Graphs of less work (graph_work.hpp) run on the submitting thread alone.
+  uint64_t solo_below;
+  polyinfer::cpu::ThreadBarrier solo_barrier{1};
   std::unique_ptr<uint8_t, decltype(&std::free)> work{nullptr, &std::free};
   size_t work_size = 0;
   std::string error;
@@ -74,6 +78,15 @@ pi_status device_info(int index, pi_device_info* out) {
   return PI_OK;
 }
 
+// "solo=N" (value operations; kSoloWork when absent), -1 when malformed.
+int64_t solo_option(const char* options) {
+  const char* at = options ? std::strstr(options, "solo=") : nullptr;
+  if (at == nullptr) return static_cast<int64_t>(kSoloWork);
+  char* end = nullptr;
+  const long long n = std::strtoll(at + 5, &end, 10);
+  return end != at + 5 && n >= 0 ? n : -1;
+}
+
 // "threads=N" (other keys are ignored so the host can pass shared options).
 int threads_option(const char* options) {
   if (options == nullptr) return physical_core_count();
@@ -93,7 +106,12 @@ pi_status device_open(int index, const char* options, pi_device* out) {
     g_open_error = "threads must be between 1 and 1024";
     return PI_ERR_INVALID;
   }
-  *out = new pi_device_s(n);
+  const int64_t solo = solo_option(options);
+  if (solo < 0) {
+    g_open_error = "solo must be a count of value operations (0 or more)";
+    return PI_ERR_INVALID;
+  }
+  *out = new pi_device_s(n, static_cast<uint64_t>(solo));
   return PI_OK;
 }
 
@@ -166,7 +184,8 @@ bool ensure_work(pi_device dev, size_t size) {
 
 pi_status graph_submit(pi_stream s, const pi_graph* graph) {
   pi_device dev = reinterpret_cast<pi_device>(s);
-  const int nth = dev->pool.size();
+  const bool solo = graph_work(*graph) < dev->solo_below;
+  const int nth = solo ? 1 : dev->pool.size();
   size_t work = 0;
   for (uint32_t i = 0; i < graph->n_nodes; ++i) {
     const pi_node& n = graph->nodes[i];
@@ -182,13 +201,18 @@ pi_status graph_submit(pi_stream s, const pi_graph* graph) {
     return PI_ERR_OUT_OF_MEMORY;
   }
   std::span<uint8_t> scratch(dev->work.get(), dev->work_size);
-  dev->pool.run([&](int ith) {
+  ThreadBarrier& barrier = solo ? dev->solo_barrier : dev->pool.barrier();
+  const auto job = [&](int ith) {
     for (uint32_t i = 0; i < graph->n_nodes; ++i) {
       const pi_node& n = graph->nodes[i];
-      kOps[n.op]->run(OpContext{n, ith, nth, dev->pool.barrier(), scratch});
-      dev->pool.barrier().wait();
+      kOps[n.op]->run(OpContext{n, ith, nth, barrier, scratch});
+      barrier.wait();
     }
-  });
+  };
+  if (solo)
+    job(0);
+  else
+    dev->pool.run(job);
   return PI_OK;
 }
 
