@@ -76,9 +76,11 @@ struct ModelSummary {
 struct ForwardTimes {
   int64_t passes = 0;
   double build_ms = 0;     // building the op graph
-  double schedule_ms = 0;  // placing nodes, inserting copies
-  double run_ms = 0;       // planning, submitting and waiting for the devices
-  double read_ms = 0;      // reading the logits back
+  double schedule_ms = 0;  // placing nodes, inserting copies, planning the arenas
+  // submitting and waiting for the devices (less a decode step's building of
+  // the next step's graph, which overlaps the devices' work)
+  double run_ms = 0;
+  double read_ms = 0;  // reading the logits back
 };
 
 class Session {

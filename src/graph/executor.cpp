@@ -1,6 +1,7 @@
 #include "graph/executor.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace polyinfer {
 
@@ -51,7 +52,12 @@ void GraphExecutor::copy(const Graph& graph, const GraphNode& n) {
 }
 
 void GraphExecutor::run(const Graph& graph, std::span<const HostInput> inputs) {
-  plan_ = plan_memory(graph, static_cast<int>(devices_.size()));
+  start(graph, plan_memory(graph, static_cast<int>(devices_.size())), inputs);
+  finish();
+}
+
+void GraphExecutor::start(const Graph& graph, MemoryPlan plan, std::span<const HostInput> inputs) {
+  plan_ = std::move(plan);
   for (size_t d = 0; d < devices_.size(); ++d) {
     if (arenas_[d].size() < plan_.arena_bytes[d]) {
       // Decode graphs grow by a few bytes per token (the mask): grow by half again,
@@ -91,6 +97,9 @@ void GraphExecutor::run(const Graph& graph, std::span<const HostInput> inputs) {
     pending_.push_back(node);
   }
   flush(pending_device_);
+}
+
+void GraphExecutor::finish() {
   for (size_t d = 0; d < devices_.size(); ++d) {
     if (busy_[d]) devices_[d]->sync();
     busy_[d] = false;

@@ -1,8 +1,8 @@
 // Runs a scheduled Graph (scheduler.hpp) on its devices: plans one arena per
 // device, writes host inputs where they live, submits each run of consecutive
 // nodes of one device as one graph on its stream, and performs the copy nodes
-// through host memory (the source device is synced first). Returns when every
-// device is done.
+// through host memory (the source device is synced first). run() returns when
+// every device is done.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -26,6 +26,12 @@ class GraphExecutor {
 
   // Throws Error(kBackend) when a device fails or rejects a node.
   void run(const Graph& graph, std::span<const HostInput> inputs);
+  // run() in two halves, so that the host may prepare the next graph while
+  // the devices work: start() lays the graph out by `plan` (plan_memory of
+  // it), writes the inputs and submits every node; finish() waits for the
+  // devices. Nothing of the graph may be read before finish().
+  void start(const Graph& graph, MemoryPlan plan, std::span<const HostInput> inputs);
+  void finish();
   // Copies a contiguous output of the last run to dst (Graph::nbytes(t) bytes).
   void read(const Graph& graph, TensorId t, void* dst) const;
   // The arena of a device, as large as the largest graph run so far needed.
