@@ -80,6 +80,15 @@ int64_t context_size(const SessionParams& p, const LlamaHParams& hp) {
   return std::min<int64_t>(hp.n_ctx_train > 0 ? hp.n_ctx_train : kDefaultMaxCtx, kDefaultMaxCtx);
 }
 
+// A forward pass's graph, scheduled, with its memory plan.
+struct Step {
+  int64_t n_tokens = 0, n_past = 0;
+  bool all_logits = false;
+  ForwardGraph fg;
+  ScheduledGraph sg;
+  MemoryPlan plan;
+};
+
 }  // namespace
 
 struct Session::Impl {
@@ -134,15 +143,6 @@ struct Session::Impl {
                       std::to_string(n_ctx) + " (raise it with -c)");
     }
   }
-
-  // A forward pass's graph, scheduled, with its memory plan.
-  struct Step {
-    int64_t n_tokens = 0, n_past = 0;
-    bool all_logits = false;
-    ForwardGraph fg;
-    ScheduledGraph sg;
-    MemoryPlan plan;
-  };
 
   // Builds the graph of a pass of n tokens at position `past`; its host time
   // goes to times.build_ms and times.schedule_ms. Returns that time.
