@@ -1,17 +1,15 @@
 #include "backends/cpu/graph_work.hpp"
 
+#include "backends/cpu/op_context.hpp"
+
 namespace polyinfer::cpu {
 namespace {
-
-uint64_t elements(const pi_tensor& t) {
-  return static_cast<uint64_t>(t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]);
-}
 
 uint64_t node_work(const pi_node& n) {
   uint64_t inner = 1;
   if (n.op == PI_OP_MUL_MAT) inner = static_cast<uint64_t>(n.src[0].ne[0]);
   if (n.op == PI_OP_FLASH_ATTN) inner = static_cast<uint64_t>(n.src[0].ne[0] * n.src[1].ne[1]);
-  return elements(n.dst) * inner;
+  return static_cast<uint64_t>(nelements(n.dst)) * inner;
 }
 
 }  // namespace
