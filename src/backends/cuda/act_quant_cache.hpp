@@ -1,19 +1,27 @@
-// MUL_MAT's memo of the quantized activations in a stream's scratch.
+// MUL_MAT's memo of the converted activations in a stream's scratch.
 #pragma once
 
 #include <cstdint>
 
 namespace polyinfer::cuda {
 
-// The 8-bit activations a fast quantized matvec left in scratch, so that the
-// next products over the same activations (Q, K, V; gate, up) skip the
-// quantize kernel. graph_submit's enqueue clears it at every node that is
-// not a MUL_MAT (those may reuse scratch or rewrite the activations).
+// What the activations were converted to at the start of scratch.
+enum class ActForm : uint8_t {
+  kQ8,   // 8-bit blocks of 32 (act_quant.cuh), for the quantized matvec
+  kF16,  // F16 values [ncols][k], for the prompt GEMM (ops_mul_mat.cu)
+  kBF16,
+};
+
+// The converted activations a MUL_MAT left in scratch, so that the next
+// products over the same activations (Q, K, V; gate, up) skip the
+// conversion. graph_submit's enqueue clears it at every node that is not a
+// MUL_MAT (those may reuse scratch or rewrite the activations).
 struct ActQuantCache {
   const uint8_t* data = nullptr;  // the activation columns' first byte
   int64_t k = 0, ncols = 0, nb1 = 0;
   bool residual = false;  // the residual codes are there too (Q8_0)
   bool valid = false;
+  ActForm form = ActForm::kQ8;
 };
 
 }  // namespace polyinfer::cuda

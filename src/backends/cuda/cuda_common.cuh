@@ -37,9 +37,8 @@ __device__ __forceinline__ float bf16_bits_to_f32(uint16_t h) {
   return __uint_as_float(static_cast<uint32_t>(h) << 16);
 }
 
-// Eight F16 values at a 16-byte aligned address, as float32 (one 16-byte load).
-__device__ __forceinline__ void f16x8_to_f32(const uint8_t* p, float out[8]) {
-  const uint4 v = *reinterpret_cast<const uint4*>(p);
+// Eight F16 values held in 16 bytes of registers, as float32.
+__device__ __forceinline__ void f16x8_regs_to_f32(const uint4& v, float out[8]) {
   const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -47,6 +46,11 @@ __device__ __forceinline__ void f16x8_to_f32(const uint8_t* p, float out[8]) {
     out[2 * i] = f.x;
     out[2 * i + 1] = f.y;
   }
+}
+
+// Eight F16 values at a 16-byte aligned address, as float32 (one 16-byte load).
+__device__ __forceinline__ void f16x8_to_f32(const uint8_t* p, float out[8]) {
+  f16x8_regs_to_f32(*reinterpret_cast<const uint4*>(p), out);
 }
 
 // Round to nearest even as ggml's fp32_to_bf16, keeping a NaN a quiet NaN.

@@ -328,6 +328,17 @@ pi_status upload_fields(pi_stream s, const DecodeFields& f) {
   return PI_OK;
 }
 
+// A prompt's graph (some MUL_MAT on the GEMM path) runs eagerly: its kernels
+// are long enough that launching them one by one keeps the GPU busy, and its
+// capture and instantiation (milliseconds for a model's graph) would pay
+// back only if the same prompt shape came again.
+bool gemm_graph(const pi_graph& g) {
+  for (uint32_t i = 0; i < g.n_nodes; ++i) {
+    if (g.nodes[i].op == PI_OP_MUL_MAT && !takes_matvec(g.nodes[i])) return true;
+  }
+  return false;
+}
+
 // In host profiling, the host time of each step of a submit (Profiler::add_step).
 class StepClock {
  public:
@@ -357,6 +368,10 @@ pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
   if (pi_status st = upload_fields(s, plan.fields); st != PI_OK) return st;
   clock.step("per-token fields upload");
   if (!s->dev->graphs) return run_eager(s, g, plan);
+  if (gemm_graph(g)) {
+    *action = "eager (prompt)";
+    return run_eager(s, g, plan);
+  }
   plan.leaders = unit_leaders(plan.units, g.n_nodes);
   const GraphKeys keys = graph_keys(g, plan.units, plan.fields, device_address);
   clock.step("signature");

@@ -13,7 +13,8 @@
 // two __dp4a; with the codes alone the TinyStories-656K-Q8_0 "Hello" oracle
 // flips at a 0.008 logit margin, as on the CPU, and with float32 activations
 // the conversions bounded it at 1.3 TB/s); F16 rows with the float32
-// activations. One launch may cover up to kMaxGroupMats matrices that share
+// activations (16-byte aligned rows: no staging, several threads per row,
+// matvec_f16_direct). One launch may cover up to kMaxGroupMats matrices that share
 // the activations (Q, K and V; gate and up): their rows are one grid.
 // Other types and batched products take the generic kernel: lanes decode
 // consecutive 8-value chunks (quant_decode.cuh) in float32.
@@ -429,6 +430,119 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32) void matvec_fast(FastArgs
   }
 }
 
+// ---- F16 rows, direct loads -----------------------------------------------
+//
+// TPR threads per weight row (kF16Threads / TPR rows per block), each thread
+// holding L 16-byte weight loads in flight (non-coherent, not kept in L1, so
+// that the activations stay there) before it converts and dots them. Rows
+// must start 16-byte aligned (f16_direct); others take the staged kernel.
+// On the H200 (session 13, tg128) this took llama-8b F16 from 160 to 195
+// tok/s and llama-1b F16 from 717 to 852 against the staged warp per row;
+// f16_shape says which TPR and L each row length got.
+constexpr int kF16Threads = 128;
+
+__device__ __forceinline__ uint4 ld_stream16(const uint8_t* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+template <int NC, int TPR, int L>
+__global__ __launch_bounds__(kF16Threads) void matvec_f16_direct(FastArgs p) {
+  constexpr int kRows = kF16Threads / TPR;
+  __shared__ float part[kF16Threads / 32][NC];
+  const int t = threadIdx.x % TPR, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kRows + threadIdx.x / TPR;
+  const int64_t rows = p.row_end[p.nmat - 1];
+  const int ncols = NC == 1 ? 1 : p.ncols;
+  float acc[NC];
+#pragma unroll
+  for (int c = 0; c < NC; ++c) acc[c] = 0.0f;
+  int m = 0;
+  int64_t n = 0;
+  if (row < rows) {
+    while (m + 1 < p.nmat && row >= p.row_end[m]) ++m;
+    n = row - (m == 0 ? 0 : p.row_end[m - 1]);
+    const uint8_t* w = p.w[m].data + n * p.w[m].nb[1];
+    const int64_t chunks = p.w[m].ne[0] / 8;
+    for (int64_t c0 = t; c0 < chunks; c0 += TPR * L) {
+      uint4 v[L];
+#pragma unroll
+      for (int i = 0; i < L; ++i) {
+        if (c0 + i * TPR < chunks) v[i] = ld_stream16(w + 16 * (c0 + i * TPR));
+      }
+#pragma unroll
+      for (int i = 0; i < L; ++i) {
+        const int64_t ch = c0 + i * TPR;
+        if (ch < chunks) {
+          float wv[8];
+          f16x8_regs_to_f32(v[i], wv);
+#pragma unroll
+          for (int c = 0; c < NC; ++c) {
+            if (c < ncols) {
+              const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + 8 * ch;
+              acc[c] += dot8(wv, x, p.act16);
+            }
+          }
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < NC; ++c) acc[c] = warp_sum(acc[c]);
+  if constexpr (TPR > 32) {
+    if (lane == 0) {
+#pragma unroll
+      for (int c = 0; c < NC; ++c) part[warp][c] = acc[c];
+    }
+    __syncthreads();
+    if (t != 0) return;
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      for (int i = 1; i < TPR / 32; ++i) acc[c] += part[warp + i][c];
+    }
+  } else if (lane != 0) {
+    return;
+  }
+  if (row >= rows) return;
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+    if (c < ncols) reinterpret_cast<float*>(p.d[m].data + c * p.d[m].nb[1])[n] = acc[c];
+  }
+}
+
+// Every F16 row of the group starts 16-byte aligned.
+bool f16_direct(const FastArgs& p) {
+  for (int m = 0; m < p.nmat; ++m) {
+    if (reinterpret_cast<uintptr_t>(p.w[m].data) % 16 != 0 || p.w[m].nb[1] % 16 != 0) return false;
+  }
+  return true;
+}
+
+template <int NC, int TPR, int L>
+void launch_f16_shape(const FastArgs& p, cudaStream_t stream) {
+  constexpr int kRows = kF16Threads / TPR;
+  const int64_t rows = p.row_end[p.nmat - 1];
+  matvec_f16_direct<NC, TPR, L>
+      <<<static_cast<unsigned>((rows + kRows - 1) / kRows), kF16Threads, 0, stream>>>(p);
+}
+
+// Rows of up to 2,048 values (llama-1b's Q/K/V, gate and up): a warp per row,
+// four loads per lane (852 tok/s; 128 threads per row: 797). Longer rows: 128
+// threads per row, two loads each (llama-8b 195 tok/s; four loads: 191; a
+// warp per row: 187).
+template <int NC>
+bool launch_f16_direct(const FastArgs& p, cudaStream_t stream) {
+  if (!f16_direct(p)) return false;
+  if (p.w[0].ne[0] <= 2048)
+    launch_f16_shape<NC, 32, 4>(p, stream);
+  else
+    launch_f16_shape<NC, 128, 2>(p, stream);
+  return true;
+}
+
 // Activation columns to 8-bit blocks of 32 (act_quant.cuh), a warp per block.
 __global__ void quantize_act(View a, int ncols, ActQuantPtrs q) {
   const int64_t k = a.ne[0], nb = k / 32;
@@ -466,6 +580,12 @@ void launch_fast_nc(const FastArgs& p, cudaStream_t stream) {
 
 template <uint32_t T>
 void launch_fast_t(const FastArgs& p, cudaStream_t stream) {
+  if constexpr (T == kF16) {
+    if (p.ncols == 1 ? launch_f16_direct<1>(p, stream)
+                     : launch_f16_direct<kMaxVecCols>(p, stream)) {
+      return;
+    }
+  }
   if (p.ncols == 1)
     launch_fast_nc<T, 1>(p, stream);
   else
@@ -513,9 +633,9 @@ void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a
     p.alo = q.lo;
     p.ad = q.ad;
     p.as = q.as;
-    const bool cached = cache != nullptr && cache->valid && cache->data == p.a.data &&
-                        cache->k == k && cache->ncols == ncols && cache->nb1 == a.nb[1] &&
-                        (cache->residual || !residual);
+    const bool cached = cache != nullptr && cache->valid && cache->form == ActForm::kQ8 &&
+                        cache->data == p.a.data && cache->k == k && cache->ncols == ncols &&
+                        cache->nb1 == a.nb[1] && (cache->residual || !residual);
     if (!cached) {
       launch_quantize_act(p.a, ncols, q, env.stream);
       if (cache != nullptr) *cache = ActQuantCache{p.a.data, k, ncols, a.nb[1], residual, true};

@@ -3,7 +3,9 @@
 // cuBLAS with float32 accumulation. For prefill, F16 and BF16 weights are
 // used in place with activations rounded to the weight's format; quantized
 // weights are dequantized to F16 in tiles of rows into scratch (the model
-// keeps no dequantized copy); F32 weights run a float32 GEMM.
+// keeps no dequantized copy); F32 weights run a float32 GEMM. The 16-bit
+// activations stay at the start of scratch for the next product over the
+// same activations (Q, K, V; gate, up: act_quant_cache.hpp).
 #include <algorithm>
 
 #include "backends/cuda/act_quant_cache.hpp"
@@ -27,13 +29,44 @@ bool is_plain(uint32_t t) {
   return t == kF32 || t == kF16 || t == kBF16;
 }
 
+// Rows per tile: a multiple of 256, so that each tile's GEMM keeps cuBLAS's
+// aligned kernels (llama-8b's down projection in 2,340-row tiles took an
+// sm80 kernel for 2-element alignment at 227 TFLOP/s, session 13).
 int64_t tile_rows(const pi_tensor& w) {
   const int64_t per_row = w.ne[0] * 2;
-  const int64_t rows = std::max<int64_t>(256, static_cast<int64_t>(kTileBytes) / per_row);
+  const int64_t rows =
+      std::max<int64_t>(256, static_cast<int64_t>(kTileBytes) / per_row / 256 * 256);
   return std::min<int64_t>(rows, w.ne[1]);
 }
 
-// Activation columns converted to the GEMM's 16-bit format, contiguous [K, M].
+// Activation columns converted to the GEMM's 16-bit format, contiguous [K, M]:
+// four values per thread, grid y over the columns (K % 4 == 0, columns
+// 16-byte aligned: act16_vec).
+__global__ void act_to_16_vec(View a, int64_t b2, int64_t b3, bool bf16, uint16_t* out) {
+  const int64_t k = a.ne[0];
+  const int64_t i = 4 * (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x);
+  if (i >= k) return;
+  for (int64_t c = blockIdx.y; c < a.ne[1]; c += gridDim.y) {
+    const float4 v = *reinterpret_cast<const float4*>(row_at(a, c, b2, b3) + 4 * i);
+    uint2 o;
+    if (bf16) {
+      o.x = f32_to_bf16_bits(v.x) | (static_cast<uint32_t>(f32_to_bf16_bits(v.y)) << 16);
+      o.y = f32_to_bf16_bits(v.z) | (static_cast<uint32_t>(f32_to_bf16_bits(v.w)) << 16);
+    } else {
+      const __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
+      o.x = *reinterpret_cast<const uint32_t*>(&lo);
+      o.y = *reinterpret_cast<const uint32_t*>(&hi);
+    }
+    *reinterpret_cast<uint2*>(out + c * k + i) = o;
+  }
+}
+
+bool act16_vec(const View& a) {
+  return a.ne[0] % 4 == 0 && reinterpret_cast<uintptr_t>(a.data) % 16 == 0 && a.nb[1] % 16 == 0 &&
+         a.nb[2] % 16 == 0 && a.nb[3] % 16 == 0;
+}
+
+// Any layout: a thread per value.
 __global__ void act_to_16(View a, int64_t b2, int64_t b3, bool bf16, uint16_t* out) {
   const int64_t k = a.ne[0], total = a.ne[0] * a.ne[1];
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
@@ -91,6 +124,29 @@ const char* cublas_error(cublasStatus_t s) {
   return s == CUBLAS_STATUS_SUCCESS ? nullptr : "cuBLAS GEMM failed";
 }
 
+// The activations of batch (b2, b3) in the GEMM's 16-bit format at the start
+// of scratch, unless the last product left them there (Q, K and V; gate and
+// up read the same activations).
+void convert_act(const LaunchContext& c, int64_t b2, int64_t b3, bool bf16, uint16_t* act16) {
+  const View& va = c.src[1];
+  const int64_t k = va.ne[0], m = va.ne[1];
+  const ActForm form = bf16 ? ActForm::kBF16 : ActForm::kF16;
+  const bool single = va.ne[2] * va.ne[3] == 1;
+  ActQuantCache& cache = *c.act_cache;
+  if (single && cache.valid && cache.form == form && cache.data == va.data && cache.k == k &&
+      cache.ncols == m && cache.nb1 == va.nb[1]) {
+    return;
+  }
+  if (act16_vec(va)) {
+    const unsigned blocks = static_cast<unsigned>((k / 4 + 255) / 256);
+    const dim3 grid(blocks, static_cast<unsigned>(m < 65535 ? m : 65535));
+    act_to_16_vec<<<grid, 256, 0, c.stream>>>(va, b2, b3, bf16, act16);
+  } else {
+    act_to_16<<<grid_for(k * m, 256), 256, 0, c.stream>>>(va, b2, b3, bf16, act16);
+  }
+  cache = ActQuantCache{va.data, k, m, va.nb[1], false, single, form};
+}
+
 const char* launch_gemm(const LaunchContext& c) {
   const pi_node& n = c.node;
   const pi_tensor& w = n.src[0];
@@ -119,7 +175,7 @@ const char* launch_gemm(const LaunchContext& c) {
         if (const char* e = cublas_error(st)) return e;
         continue;
       }
-      act_to_16<<<grid_for(k * m, 256), 256, 0, c.stream>>>(va, b2, b3, bf16, act16);
+      convert_act(c, b2, b3, bf16, act16);
       const cudaDataType_t wt = bf16 ? CUDA_R_16BF : CUDA_R_16F;
       if (is_plain(w.type)) {
         st = cublasGemmEx(c.cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(big_n),
@@ -150,7 +206,6 @@ const char* launch_mul_mat(const LaunchContext& c) {
                         MatvecEnv{c.scratch, c.act_cache, c.stream});
     return nullptr;
   }
-  c.act_cache->valid = false;  // the GEMM's tiles overwrite scratch
   return launch_gemm(c);
 }
 
