@@ -22,6 +22,11 @@ struct ActQuantCache {
   bool residual = false;  // the residual codes are there too (Q8_0)
   bool valid = false;
   ActForm form = ActForm::kQ8;
+
+  // Scratch holds these activation columns in this form.
+  bool holds(const uint8_t* d, int64_t k_, int64_t ncols_, int64_t nb1_, ActForm f) const {
+    return valid && form == f && data == d && k == k_ && ncols == ncols_ && nb1 == nb1_;
+  }
 };
 
 }  // namespace polyinfer::cuda

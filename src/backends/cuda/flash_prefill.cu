@@ -303,7 +303,7 @@ bool launch_d(const FaArgs& p, const uint8_t* live, int64_t kv_tiles, cudaStream
   return true;
 }
 
-bool aligned16(const View& v) {
+bool address_aligned16(const View& v) {
   return reinterpret_cast<uintptr_t>(v.data) % 16 == 0;
 }
 
@@ -322,7 +322,7 @@ size_t flash_prefill_scratch(const pi_node& n) {
 }
 
 bool launch_flash_prefill(const FaArgs& p, uint8_t* scratch, cudaStream_t stream) {
-  if (!aligned16(p.k) || !aligned16(p.v)) return false;
+  if (!address_aligned16(p.k) || !address_aligned16(p.v)) return false;
   const int64_t T = p.q.ne[1], n_kv = p.k.ne[1], kv_tiles = tiles(n_kv, kTk);
   // The map lives in the block's shared memory: bound it well under 227 KB.
   if (kv_tiles > 64 * 1024) return false;

@@ -633,9 +633,9 @@ void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a
     p.alo = q.lo;
     p.ad = q.ad;
     p.as = q.as;
-    const bool cached = cache != nullptr && cache->valid && cache->form == ActForm::kQ8 &&
-                        cache->data == p.a.data && cache->k == k && cache->ncols == ncols &&
-                        cache->nb1 == a.nb[1] && (cache->residual || !residual);
+    const bool cached = cache != nullptr &&
+                        cache->holds(p.a.data, k, ncols, a.nb[1], ActForm::kQ8) &&
+                        (cache->residual || !residual);
     if (!cached) {
       launch_quantize_act(p.a, ncols, q, env.stream);
       if (cache != nullptr) *cache = ActQuantCache{p.a.data, k, ncols, a.nb[1], residual, true};

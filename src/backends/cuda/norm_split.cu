@@ -85,8 +85,7 @@ __global__ __launch_bounds__(kThreads) void norm_split_kernel(NormArgs p, bool v
 }
 
 bool aligned16(const View& v) {
-  return v.data == nullptr || (reinterpret_cast<uintptr_t>(v.data) % 16 == 0 && v.nb[1] % 16 == 0 &&
-                               v.nb[2] % 16 == 0 && v.nb[3] % 16 == 0);
+  return v.data == nullptr || rows_aligned16(v);
 }
 
 // Two views of the same elements at the same addresses.

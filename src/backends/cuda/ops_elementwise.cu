@@ -73,19 +73,14 @@ __global__ void ew_vec4_kernel(Ew op, View a, View b, View d, float s) {
   }
 }
 
-bool aligned16(const View& v) {
-  return reinterpret_cast<uintptr_t>(v.data) % 16 == 0 && v.nb[1] % 16 == 0 && v.nb[2] % 16 == 0 &&
-         v.nb[3] % 16 == 0;
-}
-
 bool vec4_fits(const LaunchContext& c, Ew op) {
   const View &a = c.src[0], &b = c.src[1];
-  if (a.ne[0] % 4 != 0 || !aligned16(a) || !aligned16(c.dst)) return false;
+  if (a.ne[0] % 4 != 0 || !rows_aligned16(a) || !rows_aligned16(c.dst)) return false;
   if (!reads_src1(op)) return true;
   for (int d = 0; d < 4; ++d) {
     if (b.ne[d] != a.ne[d]) return false;
   }
-  return aligned16(b);
+  return rows_aligned16(b);
 }
 
 // Few rows (decode) spread each row over blocks; many rows (prefill) take

@@ -62,8 +62,7 @@ __global__ void act_to_16_vec(View a, int64_t b2, int64_t b3, bool bf16, uint16_
 }
 
 bool act16_vec(const View& a) {
-  return a.ne[0] % 4 == 0 && reinterpret_cast<uintptr_t>(a.data) % 16 == 0 && a.nb[1] % 16 == 0 &&
-         a.nb[2] % 16 == 0 && a.nb[3] % 16 == 0;
+  return a.ne[0] % 4 == 0 && rows_aligned16(a);
 }
 
 // Any layout: a thread per value.
@@ -133,10 +132,7 @@ void convert_act(const LaunchContext& c, int64_t b2, int64_t b3, bool bf16, uint
   const ActForm form = bf16 ? ActForm::kBF16 : ActForm::kF16;
   const bool single = va.ne[2] * va.ne[3] == 1;
   ActQuantCache& cache = *c.act_cache;
-  if (single && cache.valid && cache.form == form && cache.data == va.data && cache.k == k &&
-      cache.ncols == m && cache.nb1 == va.nb[1]) {
-    return;
-  }
+  if (single && cache.holds(va.data, k, m, va.nb[1], form)) return;
   if (act16_vec(va)) {
     const unsigned blocks = static_cast<unsigned>((k / 4 + 255) / 256);
     const dim3 grid(blocks, static_cast<unsigned>(m < 65535 ? m : 65535));

@@ -13,6 +13,13 @@ struct View {
   int64_t nb[4];
 };
 
+// Every row of the view starts 16-byte aligned (its address and nb[1..3]),
+// so that kernels may read and write it in 16-byte pieces.
+inline bool rows_aligned16(const View& v) {
+  return reinterpret_cast<uintptr_t>(v.data) % 16 == 0 && v.nb[1] % 16 == 0 && v.nb[2] % 16 == 0 &&
+         v.nb[3] % 16 == 0;
+}
+
 // Whether two views may share bytes (bounds from the strides; the last
 // element counted as 4 bytes when nb[0] is smaller, as for block types).
 inline bool views_overlap(const View& a, const View& b) {
