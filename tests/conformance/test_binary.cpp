@@ -64,6 +64,11 @@ const BinaryCase kCases[] = {
     {"mul_row", PI_OP_MUL, {2048, 7, 1, 1}, {2048, 1, 1, 1}},  // norm weight x activations
     {"mul_dims_1_3", PI_OP_MUL, {64, 4, 3, 2}, {64, 4, 1, 2}},
     {"mul_dim0", PI_OP_MUL, {48, 5, 1, 1}, {1, 5, 1, 1}},
+    // Prompt-sized: 64 rows or more take the CUDA backend's four-wide kernel
+    // (16-byte rows, same shapes) or its looping one (a row of 67 values).
+    {"add_prompt", PI_OP_ADD, {256, 70, 1, 1}, {256, 70, 1, 1}},
+    {"add_prompt_ragged", PI_OP_ADD, {67, 70, 1, 1}, {67, 70, 1, 1}},
+    {"mul_prompt_row", PI_OP_MUL, {256, 70, 1, 1}, {256, 1, 1, 1}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Binary, ::testing::ValuesIn(kCases),

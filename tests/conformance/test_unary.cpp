@@ -93,9 +93,15 @@ TEST_P(Unary, MatchesReference) {
 }
 
 const UnaryCase kCases[] = {
-    {"scale", PI_OP_SCALE, {1000, 3, 2, 1}},       {"silu", PI_OP_SILU, {1000, 3, 2, 1}},
-    {"gelu", PI_OP_GELU, {1000, 3, 2, 1}},         {"swiglu", PI_OP_SWIGLU, {1000, 3, 2, 1}},
-    {"swiglu_ffn", PI_OP_SWIGLU, {8192, 3, 1, 1}}, {"silu_short", PI_OP_SILU, {5, 2, 1, 1}},
+    {"scale", PI_OP_SCALE, {1000, 3, 2, 1}},
+    {"silu", PI_OP_SILU, {1000, 3, 2, 1}},
+    {"gelu", PI_OP_GELU, {1000, 3, 2, 1}},
+    {"swiglu", PI_OP_SWIGLU, {1000, 3, 2, 1}},
+    {"swiglu_ffn", PI_OP_SWIGLU, {8192, 3, 1, 1}},
+    {"silu_short", PI_OP_SILU, {5, 2, 1, 1}},
+    // Prompt-sized (64 rows or more: the CUDA backend's four-wide kernel).
+    {"swiglu_prompt", PI_OP_SWIGLU, {1024, 80, 1, 1}},
+    {"scale_prompt", PI_OP_SCALE, {256, 33, 2, 1}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Ops, Unary, ::testing::ValuesIn(kCases),
