@@ -59,6 +59,7 @@ pi_status device_open(int index, const char* options, pi_device* out) {
   dev->graphs = feature_on(options, "graphs=", "POLYINFER_CUDA_GRAPHS") &&
                 dev->profile != ProfileMode::kKernels;
   dev->fusion = feature_on(options, "fusion=", "POLYINFER_CUDA_FUSION");
+  dev->pdl = p.major >= 9 && feature_on(options, "pdl=", "POLYINFER_CUDA_PDL");
   *out = dev;
   return PI_OK;
 }

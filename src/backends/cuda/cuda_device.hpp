@@ -18,6 +18,8 @@ struct pi_device_s {
   int sm_count = 0;
   bool graphs = true;  // capture and replay repeated submits (option graphs=0 turns it off)
   bool fusion = true;  // launch fused units (fusion.hpp; option fusion=0 turns it off)
+  // Programmatic dependent launch (pdl.cuh): sm_90+, option pdl=0 turns it off.
+  bool pdl = false;
   polyinfer::cuda::ProfileMode profile = polyinfer::cuda::ProfileMode::kOff;
   std::string error;
 };

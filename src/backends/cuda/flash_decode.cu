@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "backends/cuda/flash_decode.hpp"
+#include "backends/cuda/pdl.cuh"
 
 namespace polyinfer::cuda {
 namespace {
@@ -56,6 +57,7 @@ __device__ __forceinline__ void scores(const FaArgs& p, const float (*sq)[D], in
 
 template <int D>
 __global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16, bool v4) {
+  pdl_start();
   constexpr int kPairs = D / 2, kGroups = kThreads / kPairs, kPerThread = kChunk / kGroups;
   __shared__ float sq[kMaxGroup][D];
   __shared__ float sp[kMaxGroup][kChunk];  // scores, then probabilities
@@ -261,6 +263,7 @@ __device__ __forceinline__ void short_pass(const FaArgs& p, const float q[D / 32
 template <int D>
 __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(FaArgs p, bool k_vec,
                                                                               bool v_vec) {
+  pdl_start();
   constexpr int E = D / 32, P = short_positions(D);
   __shared__ float sm[kShortWarps], sl[kShortWarps];
   __shared__ float so[kShortWarps][D];
@@ -313,16 +316,16 @@ void launch_long(const FaArgs& p, cudaStream_t stream) {
   const bool k16 = aligned(p.k, 16), v4 = aligned(p.v, 4);
   switch (p.q.ne[0]) {
     case 32:
-      fa_decode_kernel<32><<<grid, kThreads, 0, stream>>>(p, k16, v4);
+      launch_pdl(fa_decode_kernel<32>, grid, kThreads, 0, stream, p, k16, v4);
       break;
     case 64:
-      fa_decode_kernel<64><<<grid, kThreads, 0, stream>>>(p, k16, v4);
+      launch_pdl(fa_decode_kernel<64>, grid, kThreads, 0, stream, p, k16, v4);
       break;
     case 128:
-      fa_decode_kernel<128><<<grid, kThreads, 0, stream>>>(p, k16, v4);
+      launch_pdl(fa_decode_kernel<128>, grid, kThreads, 0, stream, p, k16, v4);
       break;
     default:
-      fa_decode_kernel<256><<<grid, kThreads, 0, stream>>>(p, k16, v4);
+      launch_pdl(fa_decode_kernel<256>, grid, kThreads, 0, stream, p, k16, v4);
       break;
   }
 }
@@ -337,22 +340,22 @@ void launch_flash_decode(const FaArgs& p, cudaStream_t stream) {
     const bool k_vec = aligned(p.k, bytes), v_vec = aligned(p.v, bytes);
     switch (p.q.ne[0]) {
       case 32:
-        fa_decode_short_kernel<32><<<grid, kShortWarps * 32, 0, stream>>>(p, k_vec, v_vec);
+        launch_pdl(fa_decode_short_kernel<32>, grid, kShortWarps * 32, 0, stream, p, k_vec, v_vec);
         break;
       case 64:
-        fa_decode_short_kernel<64><<<grid, kShortWarps * 32, 0, stream>>>(p, k_vec, v_vec);
+        launch_pdl(fa_decode_short_kernel<64>, grid, kShortWarps * 32, 0, stream, p, k_vec, v_vec);
         break;
       case 128:
-        fa_decode_short_kernel<128><<<grid, kShortWarps * 32, 0, stream>>>(p, k_vec, v_vec);
+        launch_pdl(fa_decode_short_kernel<128>, grid, kShortWarps * 32, 0, stream, p, k_vec, v_vec);
         break;
       default:
-        fa_decode_short_kernel<256><<<grid, kShortWarps * 32, 0, stream>>>(p, k_vec, v_vec);
+        launch_pdl(fa_decode_short_kernel<256>, grid, kShortWarps * 32, 0, stream, p, k_vec, v_vec);
         break;
     }
   } else {
     launch_long(p, stream);
   }
-  if (p.nsplit > 1) fa_merge<<<static_cast<unsigned>(p.q.ne[2]), 64, 0, stream>>>(p);
+  if (p.nsplit > 1) launch_pdl(fa_merge, static_cast<unsigned>(p.q.ne[2]), 64, 0, stream, p);
 }
 
 }  // namespace polyinfer::cuda

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "backends/cuda/flash_prefill.hpp"
+#include "backends/cuda/pdl.cuh"
 #include "backends/cuda/tensor_rules.hpp"
 
 namespace polyinfer::cuda {
@@ -32,6 +33,7 @@ int64_t tiles(int64_t n, int64_t per) {
 // 16 independent loads each.
 __global__ void tile_live_kernel(View mask, int64_t T, int64_t n_kv, int64_t kv_tiles,
                                  uint8_t* live) {
+  pdl_start();
   const int64_t t0 = static_cast<int64_t>(blockIdx.y) * kTq,
                 j0 = static_cast<int64_t>(blockIdx.x) * kTk;
   bool any = false;
@@ -102,6 +104,7 @@ __device__ __forceinline__ int64_t next_live(const uint8_t* live, int64_t kt, in
 template <int D>
 __global__ __launch_bounds__(kThreads) void fa_prefill_kernel(FaArgs p, const uint8_t* live_map,
                                                               int64_t kv_tiles) {
+  pdl_start();
   constexpr int kS = D + 8;
   extern __shared__ __align__(16) uint8_t smem[];
   uint16_t* sk = reinterpret_cast<uint16_t*>(smem);  // [2][kTk][kS]
@@ -299,7 +302,7 @@ bool launch_d(const FaArgs& p, const uint8_t* live, int64_t kv_tiles, cudaStream
   // (__launch_bounds__ for three blocks per multiprocessor instead of two
   // spilled and gained nothing, session 13.)
   if (!allow_smem<D>(bytes)) return false;
-  fa_prefill_kernel<D><<<grid, kThreads, bytes, stream>>>(p, live, kv_tiles);
+  launch_pdl(fa_prefill_kernel<D>, grid, kThreads, bytes, stream, p, live, kv_tiles);
   return true;
 }
 
@@ -329,7 +332,7 @@ bool launch_flash_prefill(const FaArgs& p, uint8_t* scratch, cudaStream_t stream
   uint8_t* live = p.mask.data ? scratch : nullptr;
   if (live) {
     const dim3 grid(static_cast<unsigned>(kv_tiles), static_cast<unsigned>(tiles(T, kTq)));
-    tile_live_kernel<<<grid, 256, 0, stream>>>(p.mask, T, n_kv, kv_tiles, live);
+    launch_pdl(tile_live_kernel, grid, 256, 0, stream, p.mask, T, n_kv, kv_tiles, live);
   }
   switch (p.q.ne[0]) {
     case 32:

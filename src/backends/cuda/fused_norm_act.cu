@@ -10,6 +10,7 @@
 #include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/matvec.hpp"
 #include "backends/cuda/norm_split.hpp"
+#include "backends/cuda/pdl.cuh"
 
 namespace polyinfer::cuda {
 namespace {
@@ -25,6 +26,7 @@ constexpr int kMaxPer = 8;
 static_assert(kMaxPer * kThreadsFewRows == kMaxFusedNormRow);
 
 __global__ __launch_bounds__(kThreadsFewRows) void norm_mul_kernel(NormArgs p) {
+  pdl_start();
   __shared__ float tmp[32];
   const int64_t rows = p.a.ne[1] * p.a.ne[2] * p.a.ne[3], k = p.a.ne[0];
   const bool add = p.b.data != nullptr;
@@ -70,6 +72,7 @@ __global__ __launch_bounds__(kThreadsFewRows) void norm_mul_kernel(NormArgs p) {
 
 // out = silu(gate) · up over rows of k values (k % 32 == 0), quantized too.
 __global__ void swiglu_quant_kernel(View g, View u, View d, ActQuantPtrs q) {
+  pdl_start();
   const int64_t k = g.ne[0], total = k * g.ne[1];
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= total) return;  // whole warps: total is a multiple of 32
@@ -111,7 +114,8 @@ const char* launch_norm_mul(const UnitContext& c) {
   }
   // Rows above kMaxPer x kThreads values need the larger block to stay in registers.
   const int threads = rows < kFewRows || k > kMaxPer * kThreads ? kThreadsFewRows : kThreads;
-  norm_mul_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), threads, 0, c.stream>>>(p);
+  launch_pdl(norm_mul_kernel, static_cast<unsigned>(rows < 65536 ? rows : 65536), threads, 0,
+             c.stream, p);
   return nullptr;
 }
 
@@ -119,8 +123,8 @@ const char* launch_swiglu_quant(const UnitContext& c) {
   const NodeViews& v = c.views[0];
   const int64_t k = v.dst.ne[0], rows = v.dst.ne[1];
   const ActQuantPtrs q = quantized_copy(c, v.dst, k, rows);
-  swiglu_quant_kernel<<<static_cast<unsigned>((k * rows + 255) / 256), 256, 0, c.stream>>>(
-      v.src[0], v.src[1], v.dst, q);
+  launch_pdl(swiglu_quant_kernel, static_cast<unsigned>((k * rows + 255) / 256), 256, 0, c.stream,
+             v.src[0], v.src[1], v.dst, q);
   return nullptr;
 }
 

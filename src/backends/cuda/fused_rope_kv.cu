@@ -12,6 +12,7 @@
 // its own rotation: no barrier, and a llama-8b token's 3,072 pairs are spread
 // over 24 multiprocessors instead of waiting on one.
 #include "backends/cuda/fused_ops.hpp"
+#include "backends/cuda/pdl.cuh"
 #include "backends/cuda/rope.cuh"
 
 namespace polyinfer::cuda {
@@ -81,6 +82,7 @@ __device__ __forceinline__ float2 rotate(const RopeArgs& p, const float2* cs, co
 }
 
 __global__ __launch_bounds__(kThreads) void rope_kv_kernel(RopeKvArgs a) {
+  pdl_start();
   __shared__ float2 cs[kMaxRopeKvHead / 2];
   const int tid = threadIdx.x;
   // Half a head of Q and K (the same D), and of V; the pairs of each.
@@ -132,6 +134,7 @@ constexpr int kGridThreads = 128;
 // The grid form: thread t of the flat [Q pairs | K pairs | V pairs] loads,
 // rotates and stores its pair.
 __global__ __launch_bounds__(kGridThreads) void rope_kv_grid_kernel(RopeKvArgs a) {
+  pdl_start();
   const int half = static_cast<int>(a.q.ne[0] / 2), half_v = static_cast<int>(a.v.ne[0] / 2);
   const int nq = half * static_cast<int>(a.q.ne[1]), nk = half * static_cast<int>(a.k.ne[1]);
   const int nv = half_v * static_cast<int>(a.v.ne[1]);
@@ -186,9 +189,9 @@ const char* launch_rope_kv(const UnitContext& c) {
     const int64_t pairs =
         (a.q.ne[0] * a.q.ne[1] + a.k.ne[0] * a.k.ne[1] + a.v.ne[0] * a.v.ne[1]) / 2;
     const auto blocks = static_cast<unsigned>((pairs + kGridThreads - 1) / kGridThreads);
-    rope_kv_grid_kernel<<<blocks, kGridThreads, 0, c.stream>>>(a);
+    launch_pdl(rope_kv_grid_kernel, blocks, kGridThreads, 0, c.stream, a);
   } else {
-    rope_kv_kernel<<<1, kThreads, 0, c.stream>>>(a);
+    launch_pdl(rope_kv_kernel, 1, kThreads, 0, c.stream, a);
   }
   return nullptr;
 }

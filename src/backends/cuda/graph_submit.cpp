@@ -12,6 +12,7 @@
 #include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/fusion.hpp"
 #include "backends/cuda/matvec_path.hpp"
+#include "backends/cuda/pdl.cuh"
 #include "backends/cuda/view.hpp"
 
 namespace polyinfer::cuda {
@@ -45,8 +46,10 @@ bool overlaps(const View& dst, const ActQuantCache& a) {
 cudaGraphNode_t capture_tail(cudaStream_t stream) {
   cudaStreamCaptureStatus status{};
   const cudaGraphNode_t* deps = nullptr;
+  // Edge data asked for: a programmatic edge (pdl.cuh) is lost to a query without it.
+  const cudaGraphEdgeData* edges = nullptr;
   size_t n = 0;
-  if (cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &deps, nullptr, &n) !=
+  if (cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &deps, &edges, &n) !=
           cudaSuccess ||
       n != 1) {
     return nullptr;
@@ -209,7 +212,8 @@ std::vector<cudaGraphNode_t> chain_between(cudaGraphNode_t tail, cudaGraphNode_t
     if (!ok) break;
     chain.insert(chain.begin(), node);
     cudaGraphNode_t dep = nullptr;
-    if (ndeps == 1 && cudaGraphNodeGetDependencies(node, &dep, nullptr, &ndeps) != cudaSuccess)
+    cudaGraphEdgeData edge{};
+    if (ndeps == 1 && cudaGraphNodeGetDependencies(node, &dep, &edge, &ndeps) != cudaSuccess)
       ok = false;
     node = ndeps == 1 ? dep : nullptr;
     if (node == nullptr && stop != nullptr) ok = false;
@@ -359,6 +363,7 @@ class StepClock {
 pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
   StepClock clock(s);
   cudaSetDevice(s->dev->index);
+  set_pdl_launches(s->dev->pdl);
   if (pi_status st = reserve_scratch(s, g); st != PI_OK) return st;
   clock.step("node checks, scratch");
   SubmitPlan plan;

@@ -22,6 +22,7 @@
 
 #include "backends/cuda/act_quant.cuh"
 #include "backends/cuda/matvec.hpp"
+#include "backends/cuda/pdl.cuh"
 #include "backends/cuda/quant_decode.cuh"
 
 namespace polyinfer::cuda {
@@ -37,6 +38,7 @@ struct MatvecArgs {
 };
 
 __global__ __launch_bounds__(kWarps * 32) void matvec_kernel(MatvecArgs p) {
+  pdl_start();
   const int lane = threadIdx.x % 32;
   const int64_t n = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
   if (n >= p.w.ne[1]) return;
@@ -380,9 +382,19 @@ __device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* co
 // for all R rows. (Two slots per warp with the next segment's copies in
 // flight while the current one is dotted, and a persistent grid of such
 // warps, were slower on the H200: the llama-8b Q4_0 down projection took 18.0
-// us against 16.0 us and gate+up 30.8 us against 25.5 us.)
+// us against 16.0 us and gate+up 30.8 us against 25.5 us. Session 14 tried
+// again with the most shared memory carved out: Q4_K 4096 x 57344 1,936
+// against 2,265 GB/s on an H100. A Q4_K kernel without staging, the loads
+// straight into registers as for F16 rows, was slower too: 2,165 GB/s with
+// eight lanes per super-block, 1,289 with one; see docs/BACKEND_CUDA.md.)
+//
+// One activation column asks for four blocks per multiprocessor (at most 64
+// registers, no spills): on the H200 (session 14) the Q4_0 product of
+// 4096 x 57344 went from 1,930 to 2,487 GB/s and Q4_K from 2,598 to 2,730,
+// llama-8b Q4_0 tg128 from 317-320 to 338-339 tok/s (Q4_K_M level).
 template <uint32_t T, int NC, int R>
-__global__ __launch_bounds__(FastWarps<T, R>::kN * 32) void matvec_fast(FastArgs p) {
+__global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
+                             NC == 1 ? 4 : 1) void matvec_fast(FastArgs p) {
   __shared__ __align__(16) uint8_t smem[FastWarps<T, R>::kN][R][Slot<T>::kBytes];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * FastWarps<T, R>::kN + warp) * R;
@@ -398,10 +410,10 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32) void matvec_fast(FastArgs
     for (int c = 0; c < NC; ++c) acc[i][c] = 0.0f;
   }
   SegRef r[R];
-  for (int64_t seg = 0; seg * Fmt<T>::kSeg < k; ++seg) {
-    __syncwarp();  // the previous segment is consumed
-    const uint8_t* s[R];
-    bool a16[R];
+  const uint8_t* s[R];
+  bool a16[R];
+  // Starts the copies of segment `seg` of the warp's rows.
+  auto stage_rows = [&](int64_t seg) {
 #pragma unroll
     for (int i = 0; i < R; ++i) {
       if (i < nrows) {
@@ -412,9 +424,18 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32) void matvec_fast(FastArgs
       }
     }
     __pipeline_commit();
+  };
+  // The weights depend on no kernel: the first segment streams in while the
+  // kernel before this one (which wrote the activations) finishes (pdl.cuh).
+  stage_rows(0);
+  pdl_start();
+  for (int64_t seg = 0;;) {
     __pipeline_wait_prior(0);
     __syncwarp();
     segment_dot<T, NC, R>(p, s, a16, nrows, k, r[0].k0, r[0].len, ncols, lane, acc);
+    if (++seg * Fmt<T>::kSeg >= k) break;
+    __syncwarp();  // the segment is consumed before its slot is overwritten
+    stage_rows(seg);
   }
 #pragma unroll
   for (int i = 0; i < R; ++i) {
@@ -461,34 +482,42 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_direct(FastArgs p) {
 #pragma unroll
   for (int c = 0; c < NC; ++c) acc[c] = 0.0f;
   int m = 0;
-  int64_t n = 0;
+  int64_t n = 0, chunks = 0;
+  const uint8_t* w = nullptr;
   if (row < rows) {
     while (m + 1 < p.nmat && row >= p.row_end[m]) ++m;
     n = row - (m == 0 ? 0 : p.row_end[m - 1]);
-    const uint8_t* w = p.w[m].data + n * p.w[m].nb[1];
-    const int64_t chunks = p.w[m].ne[0] / 8;
-    for (int64_t c0 = t; c0 < chunks; c0 += TPR * L) {
-      uint4 v[L];
+    w = p.w[m].data + n * p.w[m].nb[1];
+    chunks = p.w[m].ne[0] / 8;
+  }
+  uint4 v[L];
+  // L loads in flight from chunk c0 on.
+  auto load = [&](int64_t c0) {
 #pragma unroll
-      for (int i = 0; i < L; ++i) {
-        if (c0 + i * TPR < chunks) v[i] = ld_stream16(w + 16 * (c0 + i * TPR));
-      }
+    for (int i = 0; i < L; ++i) {
+      if (c0 + i * TPR < chunks) v[i] = ld_stream16(w + 16 * (c0 + i * TPR));
+    }
+  };
+  // The first loads read weights only: issued before the wait (pdl.cuh).
+  load(t);
+  pdl_start();
+  for (int64_t c0 = t; c0 < chunks; c0 += TPR * L) {
 #pragma unroll
-      for (int i = 0; i < L; ++i) {
-        const int64_t ch = c0 + i * TPR;
-        if (ch < chunks) {
-          float wv[8];
-          f16x8_regs_to_f32(v[i], wv);
+    for (int i = 0; i < L; ++i) {
+      const int64_t ch = c0 + i * TPR;
+      if (ch < chunks) {
+        float wv[8];
+        f16x8_regs_to_f32(v[i], wv);
 #pragma unroll
-          for (int c = 0; c < NC; ++c) {
-            if (c < ncols) {
-              const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + 8 * ch;
-              acc[c] += dot8(wv, x, p.act16);
-            }
+        for (int c = 0; c < NC; ++c) {
+          if (c < ncols) {
+            const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + 8 * ch;
+            acc[c] += dot8(wv, x, p.act16);
           }
         }
       }
     }
+    load(c0 + TPR * L);
   }
 #pragma unroll
   for (int c = 0; c < NC; ++c) acc[c] = warp_sum(acc[c]);
@@ -525,8 +554,8 @@ template <int NC, int TPR, int L>
 void launch_f16_shape(const FastArgs& p, cudaStream_t stream) {
   constexpr int kRows = kF16Threads / TPR;
   const int64_t rows = p.row_end[p.nmat - 1];
-  matvec_f16_direct<NC, TPR, L>
-      <<<static_cast<unsigned>((rows + kRows - 1) / kRows), kF16Threads, 0, stream>>>(p);
+  launch_pdl(matvec_f16_direct<NC, TPR, L>, static_cast<unsigned>((rows + kRows - 1) / kRows),
+             kF16Threads, 0, stream, p);
 }
 
 // Rows of up to 2,048 values (llama-1b's Q/K/V, gate and up): a warp per row,
@@ -547,6 +576,7 @@ bool launch_f16_direct(const FastArgs& p, cudaStream_t stream) {
 __global__ void quantize_act(View a, int ncols, ActQuantPtrs q) {
   const int64_t k = a.ne[0], nb = k / 32;
   const int64_t blk = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  pdl_start();
   if (blk >= nb * ncols) return;
   const int64_t c = blk / nb, b = blk % nb;
   quantize_block32(reinterpret_cast<const float*>(a.data + c * a.nb[1])[32 * b + threadIdx.x % 32],
@@ -562,7 +592,7 @@ template <uint32_t T, int NC, int R>
 void launch_fast_r(const FastArgs& p, cudaStream_t stream) {
   constexpr int kWarpsR = FastWarps<T, R>::kN;
   const int64_t blocks = (p.row_end[p.nmat - 1] + kWarpsR * R - 1) / (kWarpsR * R);
-  matvec_fast<T, NC, R><<<static_cast<unsigned>(blocks), kWarpsR * 32, 0, stream>>>(p);
+  launch_pdl(matvec_fast<T, NC, R>, static_cast<unsigned>(blocks), kWarpsR * 32, 0, stream, p);
 }
 
 // Two rows per warp for K-quant rows of one segment: on the H200 (session
@@ -648,7 +678,7 @@ void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a
 
 void launch_quantize_act(const View& a, int ncols, const ActQuantPtrs& q, cudaStream_t stream) {
   const int64_t warps = ncols * (a.ne[0] / 32);
-  quantize_act<<<static_cast<unsigned>((warps + 7) / 8), 256, 0, stream>>>(a, ncols, q);
+  launch_pdl(quantize_act, static_cast<unsigned>((warps + 7) / 8), 256, 0, stream, a, ncols, q);
 }
 
 ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols, bool residual) {
@@ -685,7 +715,7 @@ void launch_matvec_group(const View* w, const View* d, int n, uint32_t type, con
       MatvecArgs p{w[m], ac, dc, type, ncols, a.ne[2] / w[m].ne[2], a.ne[3] / w[m].ne[3]};
       const dim3 grid(static_cast<unsigned>((w[m].ne[1] + kWarps - 1) / kWarps),
                       static_cast<unsigned>(a.ne[2] * a.ne[3]));
-      matvec_kernel<<<grid, kWarps * 32, 0, env.stream>>>(p);
+      launch_pdl(matvec_kernel, grid, kWarps * 32, 0, env.stream, p);
     }
   }
 }

@@ -4,6 +4,7 @@
 // trip), then normalizes its slice, one value per thread. Every block of a
 // row reduces the same values in the same order, so all agree on the scale.
 #include "backends/cuda/norm_split.hpp"
+#include "backends/cuda/pdl.cuh"
 
 namespace polyinfer::cuda {
 namespace {
@@ -31,6 +32,7 @@ __device__ __forceinline__ float sq_dev(float4 v, float mean, int64_t i, int64_t
 }
 
 __global__ __launch_bounds__(kThreads) void norm_split_kernel(NormArgs p, bool vec) {
+  pdl_start();
   __shared__ float tmp[32];
   const int64_t r = blockIdx.y, k = p.a.ne[0];
   const float* x = reinterpret_cast<const float*>(row_flat(p.a, r));
@@ -122,7 +124,7 @@ void launch_norm_split(const NormArgs& p, int64_t rows, cudaStream_t stream) {
   const bool vec = k % 4 == 0 && aligned16(p.a) && aligned16(p.b);
   const dim3 grid(static_cast<unsigned>((k + kThreads - 1) / kThreads),
                   static_cast<unsigned>(rows));
-  norm_split_kernel<<<grid, kThreads, 0, stream>>>(p, vec);
+  launch_pdl(norm_split_kernel, grid, kThreads, 0, stream, p, vec);
 }
 
 }  // namespace polyinfer::cuda

@@ -2,6 +2,7 @@
 // shared-memory reduction that prefers the lower index on ties.
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/pdl.cuh"
 
 namespace polyinfer::cuda {
 namespace {
@@ -9,6 +10,7 @@ namespace {
 constexpr int kThreads = 256;
 
 __global__ void argmax_kernel(View x, View out) {
+  pdl_start();
   __shared__ float best_v[kThreads];
   __shared__ int64_t best_i[kThreads];
   for (int64_t r = blockIdx.x; r < x.ne[1]; r += gridDim.x) {
@@ -50,8 +52,8 @@ bool supports_argmax(const pi_node& n) {
 
 const char* launch_argmax(const LaunchContext& c) {
   const int64_t rows = c.node.src[0].ne[1];
-  argmax_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), kThreads, 0, c.stream>>>(
-      c.src[0], c.dst);
+  launch_pdl(argmax_kernel, static_cast<unsigned>(rows < 65536 ? rows : 65536), kThreads, 0,
+             c.stream, c.src[0], c.dst);
   return nullptr;
 }
 

@@ -3,6 +3,7 @@
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
 #include "backends/cuda/fused_ops.hpp"
+#include "backends/cuda/pdl.cuh"
 
 namespace polyinfer::cuda {
 namespace {
@@ -51,6 +52,7 @@ __device__ __forceinline__ void cpy_row(const View& s, uint32_t st, const View& 
 }
 
 __global__ void cpy_kernel(View s, uint32_t st, View d, uint32_t dt) {
+  pdl_start();
   const int64_t rows = s.ne[1] * s.ne[2] * s.ne[3];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) cpy_row(s, st, d, dt, r);
 }
@@ -58,6 +60,7 @@ __global__ void cpy_kernel(View s, uint32_t st, View d, uint32_t dt) {
 // Two copies of the same types (the K and V cache writes): block r < rows of
 // the first takes its row r, the others the second's rows.
 __global__ void cpy_pair_kernel(View s0, View d0, View s1, View d1, uint32_t st, uint32_t dt) {
+  pdl_start();
   const int64_t rows0 = s0.ne[1] * s0.ne[2] * s0.ne[3], rows1 = s1.ne[1] * s1.ne[2] * s1.ne[3];
   for (int64_t r = blockIdx.x; r < rows0 + rows1; r += gridDim.x) {
     if (r < rows0)
@@ -86,8 +89,8 @@ bool supports_cpy(const pi_node& n) {
 
 const char* launch_cpy(const LaunchContext& c) {
   const int64_t rows = nrows(c.node.src[0]);
-  cpy_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), 128, 0, c.stream>>>(
-      c.src[0], c.node.src[0].type, c.dst, c.node.dst.type);
+  launch_pdl(cpy_kernel, static_cast<unsigned>(rows < 65536 ? rows : 65536), 128, 0, c.stream,
+             c.src[0], c.node.src[0].type, c.dst, c.node.dst.type);
   return nullptr;
 }
 
@@ -98,8 +101,8 @@ const OpImpl kOpCpy{supports_cpy, no_scratch, launch_cpy};
 const char* launch_cpy_pair(const UnitContext& c) {
   const NodeViews &a = c.views[0], &b = c.views[1];
   const int64_t rows = nrows(c.nodes[0].src[0]) + nrows(c.nodes[1].src[0]);
-  cpy_pair_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), 128, 0, c.stream>>>(
-      a.src[0], a.dst, b.src[0], b.dst, c.nodes[0].src[0].type, c.nodes[0].dst.type);
+  launch_pdl(cpy_pair_kernel, static_cast<unsigned>(rows < 65536 ? rows : 65536), 128, 0, c.stream,
+             a.src[0], a.dst, b.src[0], b.dst, c.nodes[0].src[0].type, c.nodes[0].dst.type);
   return nullptr;
 }
 

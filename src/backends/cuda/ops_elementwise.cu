@@ -4,6 +4,7 @@
 #include "backends/cuda/activations.cuh"
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/pdl.cuh"
 
 namespace polyinfer::cuda {
 namespace {
@@ -37,6 +38,7 @@ __host__ __device__ bool reads_src1(Ew op) {
 // 56 blocks, not one), grid y the rows; both stride over what they do not
 // cover.
 __global__ void ew_kernel(Ew op, View a, View b, View d, float s) {
+  pdl_start();
   const int64_t rows = a.ne[1] * a.ne[2] * a.ne[3];
   const int64_t ne0 = a.ne[0], bne0 = b.ne[0];
   const bool binary = reads_src1(op);
@@ -59,6 +61,7 @@ __global__ void ew_kernel(Ew op, View a, View b, View d, float s) {
 // looping kernel's threads wait on each iteration's loads in turn: a 512 x
 // 14,336 SWIGLU took 62 us, 1.4 TB/s).
 __global__ void ew_vec4_kernel(Ew op, View a, View b, View d, float s) {
+  pdl_start();
   const int64_t i = 4 * (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x);
   if (i >= a.ne[0]) return;
   const int64_t rows = a.ne[1] * a.ne[2] * a.ne[3];
@@ -96,13 +99,13 @@ const char* launch(const LaunchContext& c, Ew op) {
   const unsigned grid_y = static_cast<unsigned>(rows < 65535 ? rows : 65535);
   if (rows >= kFewRows && vec4_fits(c, op)) {
     const unsigned gx = static_cast<unsigned>((c.dst.ne[0] / 4 + kThreads - 1) / kThreads);
-    ew_vec4_kernel<<<dim3(gx, grid_y), kThreads, 0, c.stream>>>(op, c.src[0], c.src[1], c.dst,
-                                                                c.node.f[0]);
+    launch_pdl(ew_vec4_kernel, dim3(gx, grid_y), kThreads, 0, c.stream, op, c.src[0], c.src[1],
+               c.dst, c.node.f[0]);
     return nullptr;
   }
   const int64_t per_row = rows < kFewRows ? (c.dst.ne[0] + kThreads - 1) / kThreads : 1;
   const dim3 grid(static_cast<unsigned>(per_row < 65536 ? per_row : 65536), grid_y);
-  ew_kernel<<<grid, kThreads, 0, c.stream>>>(op, c.src[0], c.src[1], c.dst, c.node.f[0]);
+  launch_pdl(ew_kernel, grid, kThreads, 0, c.stream, op, c.src[0], c.src[1], c.dst, c.node.f[0]);
   return nullptr;
 }
 

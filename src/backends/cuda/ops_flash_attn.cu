@@ -16,6 +16,7 @@
 #include "backends/cuda/flash_prefill.hpp"
 #include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/matvec.hpp"
+#include "backends/cuda/pdl.cuh"
 
 namespace polyinfer::cuda {
 namespace {
@@ -33,6 +34,7 @@ constexpr int64_t kMinSplitKv = 16;
 constexpr int64_t kSplitBlocksPerSm = 8;
 
 __global__ __launch_bounds__(kWarps * 32) void fa_kernel(FaArgs p) {
+  pdl_start();
   __shared__ float sm_m[kWarps], sm_l[kWarps];
   __shared__ float sm_o[kWarps][kMaxD];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -193,8 +195,8 @@ bool launch_fa(const pi_node& n, const View* src, const View& dst, uint8_t* scra
   // The tiles, unless a view's device address is not 16-byte aligned.
   if (flash_prefill_node(n) && launch_flash_prefill(p, scratch, stream)) return false;
   const unsigned rows = static_cast<unsigned>(n.src[0].ne[1] * n.src[0].ne[2]);
-  fa_kernel<<<dim3(rows, static_cast<unsigned>(p.nsplit)), kWarps * 32, 0, stream>>>(p);
-  if (p.nsplit > 1) fa_merge<<<rows, 64, 0, stream>>>(p);
+  launch_pdl(fa_kernel, dim3(rows, static_cast<unsigned>(p.nsplit)), kWarps * 32, 0, stream, p);
+  if (p.nsplit > 1) launch_pdl(fa_merge, rows, 64, 0, stream, p);
   return false;
 }
 
@@ -206,6 +208,7 @@ const char* launch_flash_attn(const LaunchContext& c) {
 }  // namespace
 
 __global__ void fa_merge(FaArgs p) {
+  pdl_start();
   const int64_t nh = p.q.ne[2];
   const int64_t row = blockIdx.x, t = row / nh, h = row % nh;
   const int D = static_cast<int>(p.q.ne[0]);

@@ -1,12 +1,14 @@
 // GET_ROWS: one block per looked-up row, each thread decoding chunks of eight
 // values of the table row in its stored format.
 #include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/pdl.cuh"
 #include "backends/cuda/quant_decode.cuh"
 
 namespace polyinfer::cuda {
 namespace {
 
 __global__ void get_rows_kernel(View table, uint32_t type, View ids, View dst) {
+  pdl_start();
   const int64_t n = ids.ne[0], total = ids.ne[0] * ids.ne[1];
   for (int64_t r = blockIdx.x; r < total; r += gridDim.x) {
     const int64_t i = r % n, j = r / n;
@@ -42,8 +44,8 @@ bool supports_get_rows(const pi_node& n) {
 
 const char* launch_get_rows(const LaunchContext& c) {
   const int64_t total = c.node.src[1].ne[0] * c.node.src[1].ne[1];
-  get_rows_kernel<<<static_cast<unsigned>(total < 65536 ? total : 65536), 128, 0, c.stream>>>(
-      c.src[0], c.node.src[0].type, c.src[1], c.dst);
+  launch_pdl(get_rows_kernel, static_cast<unsigned>(total < 65536 ? total : 65536), 128, 0,
+             c.stream, c.src[0], c.node.src[0].type, c.src[1], c.dst);
   return nullptr;
 }
 

@@ -12,6 +12,7 @@
 #include "backends/cuda/cuda_ops.hpp"
 #include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/matvec.hpp"
+#include "backends/cuda/pdl.cuh"
 #include "backends/cuda/quant_decode.cuh"
 
 namespace polyinfer::cuda {
@@ -43,6 +44,7 @@ int64_t tile_rows(const pi_tensor& w) {
 // four values per thread, grid y over the columns (K % 4 == 0, columns
 // 16-byte aligned: act16_vec).
 __global__ void act_to_16_vec(View a, int64_t b2, int64_t b3, bool bf16, uint16_t* out) {
+  pdl_start();
   const int64_t k = a.ne[0];
   const int64_t i = 4 * (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x);
   if (i >= k) return;
@@ -67,6 +69,7 @@ bool act16_vec(const View& a) {
 
 // Any layout: a thread per value.
 __global__ void act_to_16(View a, int64_t b2, int64_t b3, bool bf16, uint16_t* out) {
+  pdl_start();
   const int64_t k = a.ne[0], total = a.ne[0] * a.ne[1];
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -78,6 +81,7 @@ __global__ void act_to_16(View a, int64_t b2, int64_t b3, bool bf16, uint16_t* o
 // Rows [n0, n0 + rows) of a quantized weight to F16, contiguous [K, rows].
 __global__ void dequant_to_f16(View w, uint32_t type, int64_t n0, int64_t rows, int64_t wb2,
                                int64_t wb3, __half* out) {
+  pdl_start();
   const int64_t chunks = w.ne[0] / 8, total = chunks * rows;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -136,9 +140,9 @@ void convert_act(const LaunchContext& c, int64_t b2, int64_t b3, bool bf16, uint
   if (act16_vec(va)) {
     const unsigned blocks = static_cast<unsigned>((k / 4 + 255) / 256);
     const dim3 grid(blocks, static_cast<unsigned>(m < 65535 ? m : 65535));
-    act_to_16_vec<<<grid, 256, 0, c.stream>>>(va, b2, b3, bf16, act16);
+    launch_pdl(act_to_16_vec, grid, 256, 0, c.stream, va, b2, b3, bf16, act16);
   } else {
-    act_to_16<<<grid_for(k * m, 256), 256, 0, c.stream>>>(va, b2, b3, bf16, act16);
+    launch_pdl(act_to_16, grid_for(k * m, 256), 256, 0, c.stream, va, b2, b3, bf16, act16);
   }
   cache = ActQuantCache{va.data, k, m, va.nb[1], false, single, form};
 }
@@ -183,8 +187,8 @@ const char* launch_gemm(const LaunchContext& c) {
       }
       for (int64_t n0 = 0; n0 < big_n; n0 += trows) {
         const int64_t rows = std::min(trows, big_n - n0);
-        dequant_to_f16<<<grid_for(rows * (k / 8), 256), 256, 0, c.stream>>>(vw, w.type, n0, rows,
-                                                                            b2 / r2, b3 / r3, tile);
+        launch_pdl(dequant_to_f16, grid_for(rows * (k / 8), 256), 256, 0, c.stream, vw, w.type, n0,
+                   rows, b2 / r2, b3 / r3, tile);
         st = cublasGemmEx(c.cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows),
                           static_cast<int>(m), static_cast<int>(k), &one, tile, CUDA_R_16F,
                           static_cast<int>(k), act16, CUDA_R_16F, static_cast<int>(k), &zero,

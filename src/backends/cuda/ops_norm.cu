@@ -4,6 +4,7 @@
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
 #include "backends/cuda/norm_split.hpp"
+#include "backends/cuda/pdl.cuh"
 
 namespace polyinfer::cuda {
 namespace {
@@ -14,6 +15,7 @@ namespace {
 constexpr int kThreads = 256, kThreadsFewRows = 1024, kFewRows = 64;
 
 __global__ void norm_kernel(View x, View y, float eps, bool rms) {
+  pdl_start();
   __shared__ float tmp[32];
   const int64_t rows = x.ne[1] * x.ne[2] * x.ne[3];
   const int64_t k = x.ne[0];
@@ -52,8 +54,8 @@ const char* launch_norm(const LaunchContext& c, bool rms) {
     return nullptr;
   }
   const int threads = rows < kFewRows ? kThreadsFewRows : kThreads;
-  norm_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), threads, 0, c.stream>>>(
-      c.src[0], c.dst, c.node.f[0], rms);
+  launch_pdl(norm_kernel, static_cast<unsigned>(rows < 65536 ? rows : 65536), threads, 0, c.stream,
+             c.src[0], c.dst, c.node.f[0], rms);
   return nullptr;
 }
 

@@ -5,6 +5,7 @@
 
 #include "backends/cuda/cuda_ops.hpp"
 #include "backends/cuda/fused_ops.hpp"
+#include "backends/cuda/pdl.cuh"
 #include "backends/cuda/rope.cuh"
 
 namespace polyinfer::cuda {
@@ -28,12 +29,14 @@ __device__ __forceinline__ void rope_row(const View& x, const View& pos, const V
 }
 
 __global__ void rope_kernel(View x, View pos, View ff, View y, RopeArgs p) {
+  pdl_start();
   rope_row(x, pos, ff, y, p, blockIdx.x, blockIdx.y);
 }
 
 // Two tensors (Q and K) with the same positions: grid x covers both's heads.
 __global__ void rope_pair_kernel(View x0, View y0, View x1, View y1, View pos, View ff,
                                  RopeArgs p) {
+  pdl_start();
   const int64_t h = blockIdx.x;
   if (h < x0.ne[1])
     rope_row(x0, pos, ff, y0, p, h, blockIdx.y);
@@ -61,7 +64,7 @@ const char* launch_rope(const LaunchContext& c) {
   const RopeArgs p = rope_args(c.node);
   const pi_node& n = c.node;
   const dim3 grid(static_cast<unsigned>(n.src[0].ne[1]), static_cast<unsigned>(n.src[0].ne[2]));
-  rope_kernel<<<grid, 64, 0, c.stream>>>(c.src[0], c.src[1], c.src[2], c.dst, p);
+  launch_pdl(rope_kernel, grid, 64, 0, c.stream, c.src[0], c.src[1], c.src[2], c.dst, p);
   return nullptr;
 }
 
@@ -84,8 +87,8 @@ const char* launch_rope_pair(const UnitContext& c) {
   const NodeViews &a = c.views[0], &b = c.views[1];
   const dim3 grid(static_cast<unsigned>(a.src[0].ne[1] + b.src[0].ne[1]),
                   static_cast<unsigned>(a.src[0].ne[2]));
-  rope_pair_kernel<<<grid, 64, 0, c.stream>>>(a.src[0], a.dst, b.src[0], b.dst, a.src[1], a.src[2],
-                                              rope_args(c.nodes[0]));
+  launch_pdl(rope_pair_kernel, grid, 64, 0, c.stream, a.src[0], a.dst, b.src[0], b.dst, a.src[1],
+             a.src[2], rope_args(c.nodes[0]));
   return nullptr;
 }
 

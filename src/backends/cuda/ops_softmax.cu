@@ -2,11 +2,13 @@
 // write, each a pass over the row (the later passes hit L1/L2).
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.hpp"
+#include "backends/cuda/pdl.cuh"
 
 namespace polyinfer::cuda {
 namespace {
 
 __global__ void softmax_kernel(View x, View mask, View y, float scale) {
+  pdl_start();
   __shared__ float tmp[32];
   const int64_t rows = x.ne[1] * x.ne[2] * x.ne[3];
   const int64_t k = x.ne[0];
@@ -43,8 +45,8 @@ bool supports_softmax(const pi_node& n) {
 
 const char* launch_softmax(const LaunchContext& c) {
   const int64_t rows = nrows(c.node.src[0]);
-  softmax_kernel<<<static_cast<unsigned>(rows < 65536 ? rows : 65536), 256, 0, c.stream>>>(
-      c.src[0], c.src[1], c.dst, c.node.f[0]);
+  launch_pdl(softmax_kernel, static_cast<unsigned>(rows < 65536 ? rows : 65536), 256, 0, c.stream,
+             c.src[0], c.src[1], c.dst, c.node.f[0]);
   return nullptr;
 }
 
