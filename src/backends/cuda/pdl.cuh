@@ -19,34 +19,22 @@
 
 namespace polyinfer::cuda {
 
-// Blocks until every kernel this one depends on has finished and its writes
-// are visible.
-__device__ __forceinline__ void pdl_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-// Lets the next kernel on the stream launch once every block of this one has
-// called it or exited.
-__device__ __forceinline__ void pdl_trigger() {
+// What every kernel does before it touches memory an earlier kernel touches:
+// griddepcontrol.launch_dependents (the next kernel on the stream may launch
+// once every block of this one has issued it or exited), then
+// griddepcontrol.wait (until the kernel before this one has completed and its
+// writes are visible). The trigger comes first so that the next kernel's
+// blocks can take free multiprocessors (and the matrix-vector kernels start
+// their weight copies) while this one still waits; on an H100 (session 14,
+// tg128) that gave llama-8b Q4_K_M 296-298 tok/s against 281-282 with the
+// trigger after the wait and 281-282 without PDL. Every block still waits
+// before it exits, so a kernel completes only after the one before it:
+// dependencies stay transitive however early the launches come.
+__device__ __forceinline__ void pdl_start() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-}
-
-// What every kernel does before it touches memory an earlier kernel touches:
-// let the next kernel launch, then wait for this one's own dependency. The
-// trigger comes first so that the next kernel's blocks can take free
-// multiprocessors (and the matrix-vector kernels start their weight copies)
-// while this one still waits; on an H100 (session 14, tg128) that gave
-// llama-8b Q4_K_M 296-298 tok/s against 281-282 with the trigger after the
-// wait and 281-282 without PDL. Every block still waits before it exits, so
-// a kernel completes only after the one before it: dependencies stay
-// transitive however early the launches come.
-__device__ __forceinline__ void pdl_start() {
-  pdl_trigger();
-  pdl_wait();
 }
 
 // Whether launch_pdl() on this thread asks for programmatic serialization
@@ -67,8 +55,9 @@ void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, c
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
-  cfg.attrs = pdl_launches() ? &attr : nullptr;
-  cfg.numAttrs = pdl_launches() ? 1 : 0;
+  const bool on = pdl_launches();
+  cfg.attrs = on ? &attr : nullptr;
+  cfg.numAttrs = on ? 1 : 0;
   (void)cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
 
