@@ -24,11 +24,13 @@ void main() {
   float s = 0.0;
   for (uint k = gl_LocalInvocationID.x; k < K; k += 64u) {
     const float z = scale * ldf(T_SRC0, x + 4u * k) + (masked ? ldf(T_SRC1, mrow + 4u * k) : 0.0);
-    const float e = exp_acc(z - mx);
-    stf(y + 4u * k, e);
-    s += e;
+    s += exp_acc(z - mx);
   }
   const float inv = 1.0 / wg_sum(s);
-  // Each invocation rescales the elements it wrote itself: no barrier needed.
-  for (uint k = gl_LocalInvocationID.x; k < K; k += 64u) stf(y + 4u * k, ldf(T_DST, y + 4u * k) * inv);
+  // The exponentials again rather than read back from the destination (which
+  // no source binding holds; the output may also lie over the input).
+  for (uint k = gl_LocalInvocationID.x; k < K; k += 64u) {
+    const float z = scale * ldf(T_SRC0, x + 4u * k) + (masked ? ldf(T_SRC1, mrow + 4u * k) : 0.0);
+    stf(y + 4u * k, exp_acc(z - mx) * inv);
+  }
 }
