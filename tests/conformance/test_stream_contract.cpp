@@ -215,5 +215,75 @@ TEST_F(StreamContract, DecodeStepsReplayedWithNewOffsets) {
   }
 }
 
+// A product whose weights an earlier node of the same graph writes (CPY of
+// float32 values into an F16 or Q8_0 matrix), submitted again with new values
+// (a backend that records graphs replays it): a backend whose kernels start before the previous one
+// ends (CUDA's programmatic dependent launch) must not read such weights
+// early. The weight buffer starts as NaN poison. Every value is a small
+// integer, so the F16 sums are exact in float32; Q8_0 blocks start with ±127,
+// so the weights' scales are 1 and the activations' 8-bit blocks are exact
+// too, and the bound is float32 rounding of the block sums (which reach
+// 2^27 in CUDA's 16-bit activation units): 1e-6 of the row's Σ|w·x|. A
+// stale or poisoned weight moves a row by a whole product (at least 1).
+class WeightsWrittenInGraph : public ConformanceTest,
+                              public ::testing::WithParamInterface<uint32_t> {};
+
+TEST_P(WeightsWrittenInGraph, ProductReadsTheNewWeights) {
+  BackendDevice& dev = backend().device();
+  const uint32_t type = GetParam();
+  const bool q8 = type == 8;
+  Rng rng(case_seed(q8 ? "STREAM/weights_in_graph_q8_0" : "STREAM/weights_in_graph_f16"));
+  constexpr int64_t kK = 512, kN = 1024, kRounds = 4;
+  const int range = q8 ? 127 : 8;
+  const uint64_t w_row = q8 ? kK / 32 * 34 : 2 * kK;
+  DeviceBuffer src = DeviceBuffer::allocate(dev, 4 * kK * kN);
+  DeviceBuffer w = DeviceBuffer::allocate(dev, w_row * kN);
+  DeviceBuffer x = DeviceBuffer::allocate(dev, 4 * kK);
+  DeviceBuffer y = DeviceBuffer::allocate(dev, 4 * kN);
+  const std::vector<uint8_t> poison(w_row * kN, 0xFF);
+  w.write(0, poison.data(), poison.size());
+  pi_node nodes[2]{};
+  nodes[0].op = PI_OP_CPY;
+  nodes[0].n_src = 1;
+  nodes[0].src[0] = f32_view(src, 0, {kK, kN, 1, 1}, {4, 4 * kK, 4 * kK * kN, 4 * kK * kN});
+  pi_tensor wt{};
+  wt.type = type;
+  std::copy_n(std::initializer_list<int64_t>{kK, kN, 1, 1}.begin(), 4, wt.ne);
+  std::copy_n(std::initializer_list<uint64_t>{q8 ? 34u : 2u, w_row, w_row * kN, w_row * kN}.begin(),
+              4, wt.nb);
+  wt.buffer = w.handle();
+  nodes[0].dst = wt;
+  nodes[1].op = PI_OP_MUL_MAT;
+  nodes[1].n_src = 2;
+  nodes[1].src[0] = wt;
+  nodes[1].src[1] = f32_vector(x, 0, kK);
+  nodes[1].dst = f32_vector(y, 0, kN);
+  const auto draw = [&](int64_t i) {
+    if (q8 && i % 32 == 0) return rng() % 2 ? 127.0f : -127.0f;
+    return static_cast<float>(static_cast<int>(rng() % (2 * range + 1)) - range);
+  };
+  std::vector<float> wv(kK * kN), xv(kK), got(kN);
+  for (int r = 0; r < kRounds; ++r) {
+    for (int64_t i = 0; i < kK * kN; ++i) wv[i] = draw(i % kK);
+    for (int64_t i = 0; i < kK; ++i) xv[i] = draw(i);
+    src.write(0, wv.data(), 4 * kK * kN);
+    x.write(0, xv.data(), 4 * kK);
+    dev.submit(pi_graph{nodes, 2});
+    y.read(0, got.data(), 4 * kN);
+    for (int64_t n = 0; n < kN; ++n) {
+      double want = 0, mag = 0;
+      for (int64_t k = 0; k < kK; ++k) {
+        want += double{wv[n * kK + k]} * xv[k];
+        mag += std::fabs(double{wv[n * kK + k]} * xv[k]);
+      }
+      ASSERT_NEAR(static_cast<double>(got[n]), want, q8 ? 1e-6 * mag : 0.0)
+          << "round " << r << " row " << n;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Stream, WeightsWrittenInGraph, ::testing::Values(1u, 8u),
+                         [](const auto& info) { return info.param == 1u ? "F16" : "Q8_0"; });
+
 }  // namespace
 }  // namespace polyinfer::conformance

@@ -28,6 +28,11 @@ struct pi_buffer_s {
   pi_device dev;
   uint8_t* ptr;
   uint64_t size;
+  // A node of some submit has written it (graph_submit.cpp). Kernels start
+  // before the ones before them complete (pdl.cuh), so only a buffer that no
+  // kernel writes (model weights, uploaded with buffer_write) may be read
+  // before a kernel's wait.
+  bool kernel_written = false;
 };
 
 struct pi_stream_s {

@@ -32,6 +32,8 @@ struct LaunchContext {
   // The node's per-token value in device memory (decode_fields.hpp), or
   // nullptr: then its kernels take it from the views.
   const int64_t* field = nullptr;
+  // No node of any submit writes src[0]'s buffer (pi_buffer_s::kernel_written).
+  bool src0_constant = false;
 };
 
 struct OpImpl {

@@ -34,6 +34,8 @@ struct UnitContext {
   ActQuantCache* act_cache;
   // Each node's per-token value in device memory, or nullptr (LaunchContext).
   const int64_t* field[kMaxUnitNodes] = {};
+  // No node of any submit writes the src[0] buffer of any of the unit's nodes.
+  bool src0_constant = false;
 };
 
 // [ADD,] RMS_NORM, MUL(norm, w): one block per row writes every node's dst.

@@ -79,6 +79,15 @@ const int64_t* field_of(pi_stream s, const DecodeFields& f, uint32_t i) {
   return f.slot[i] >= 0 ? s->decode_fields + f.slot[i] : nullptr;
 }
 
+// No node of any submit so far writes the src[0] buffer of any of the n nodes.
+bool constant_src0(const pi_node* nodes, uint32_t n) {
+  for (uint32_t k = 0; k < n; ++k) {
+    const pi_buffer b = nodes[k].src[0].buffer;
+    if (b == nullptr || b->kernel_written) return false;
+  }
+  return true;
+}
+
 std::string launch_node(pi_stream s, const pi_node& n, const int64_t* field,
                         ActQuantCache& act_cache) {
   View src[PI_MAX_SRC];
@@ -94,7 +103,8 @@ std::string launch_node(pi_stream s, const pi_node& n, const int64_t* field,
                         s->cublas,
                         s->dev->sm_count,
                         &act_cache,
-                        field};
+                        field,
+                        constant_src0(&n, 1)};
   if (const char* e = kOps[n.op]->launch(c)) return std::string(pi_op_name(n.op)) + ": " + e;
   if (act_cache.valid && overlaps(dst, act_cache)) act_cache.valid = false;
   return {};
@@ -152,6 +162,7 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, con
                 u.quantize_residual, u.spread, s->stream, s->scratch.data(),
                 &act_cache};
   for (uint32_t k = 0; k < u.count; ++k) c.field[k] = field_of(s, f, u.first + k);
+  c.src0_constant = constant_src0(&g.nodes[u.first], u.count);
   if (const char* e = launch_fused(u, c))
     return std::string(unit_name(u, g.nodes[u.first])) + ": " + e;
   // A unit that quantized its own output has just made the cache valid.
@@ -360,10 +371,20 @@ class StepClock {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+// Every buffer a node of g writes, marked before any of g's kernels is
+// enqueued: a later node of g, or of a later submit whose kernels may start
+// while g's still run, must then not read it early (pi_buffer_s).
+void mark_written(const pi_graph& g) {
+  for (uint32_t i = 0; i < g.n_nodes; ++i) {
+    if (pi_buffer b = g.nodes[i].dst.buffer) b->kernel_written = true;
+  }
+}
+
 pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
   StepClock clock(s);
   cudaSetDevice(s->dev->index);
   set_pdl_launches(s->dev->pdl);
+  mark_written(g);
   if (pi_status st = reserve_scratch(s, g); st != PI_OK) return st;
   clock.step("node checks, scratch");
   SubmitPlan plan;

@@ -136,6 +136,9 @@ struct FastArgs {
   float* as;
   View a;      // F16: the float32 activations
   bool act16;  // F16: every activation row starts 16-byte aligned
+  // No kernel writes the weights (MatvecEnv::weights_early): their first
+  // loads may be issued before the kernel waits for the one before it.
+  bool early;
 };
 
 // Warps per block: kFastWarps, fewer where their R slots each would pass the
@@ -425,10 +428,12 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
     }
     __pipeline_commit();
   };
-  // The weights depend on no kernel: the first segment streams in while the
-  // kernel before this one (which wrote the activations) finishes (pdl.cuh).
-  stage_rows(0);
+  // Weights no kernel writes (FastArgs::early): the first segment streams in
+  // while the kernel before this one (which wrote the activations) finishes
+  // (pdl.cuh).
+  if (p.early) stage_rows(0);
   pdl_start();
+  if (!p.early) stage_rows(0);
   for (int64_t seg = 0;;) {
     __pipeline_wait_prior(0);
     __syncwarp();
@@ -498,9 +503,10 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_direct(FastArgs p) {
       if (c0 + i * TPR < chunks) v[i] = ld_stream16(w + 16 * (c0 + i * TPR));
     }
   };
-  // The first loads read weights only: issued before the wait (pdl.cuh).
-  load(t);
+  // Weights no kernel writes: the first loads are issued before the wait (pdl.cuh).
+  if (p.early) load(t);
   pdl_start();
+  if (!p.early) load(t);
   for (int64_t c0 = t; c0 < chunks; c0 += TPR * L) {
 #pragma unroll
     for (int i = 0; i < L; ++i) {
@@ -654,6 +660,7 @@ void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a
   p.a = a;
   p.a.data += c0 * a.nb[1];
   p.act16 = reinterpret_cast<uintptr_t>(p.a.data) % 16 == 0 && a.nb[1] % 16 == 0;
+  p.early = env.weights_early;
   if (!float_acts(type)) {
     const int64_t k = a.ne[0];
     const bool residual = type == kQ8_0;

@@ -33,6 +33,10 @@ struct MatvecEnv {
   uint8_t* scratch;
   ActQuantCache* cache;
   cudaStream_t stream;
+  // No node of any submit writes the weights (pi_buffer_s::kernel_written):
+  // the fast path may read them before waiting for the kernel before it
+  // (pdl.cuh), which may still be running.
+  bool weights_early;
 };
 
 // For each of the n (<= kMaxGroupMats) weights w[m] of one type and K:

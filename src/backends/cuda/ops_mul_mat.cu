@@ -203,7 +203,7 @@ const char* launch_gemm(const LaunchContext& c) {
 const char* launch_mul_mat(const LaunchContext& c) {
   if (!use_gemm(c.node)) {
     launch_matvec_group(&c.src[0], &c.dst, 1, c.node.src[0].type, c.src[1],
-                        MatvecEnv{c.scratch, c.act_cache, c.stream});
+                        MatvecEnv{c.scratch, c.act_cache, c.stream, c.src0_constant});
     return nullptr;
   }
   return launch_gemm(c);
@@ -220,7 +220,7 @@ const char* launch_mul_mat_group(const UnitContext& c) {
     d[m] = c.views[m].dst;
   }
   launch_matvec_group(w, d, static_cast<int>(c.count), c.nodes[0].src[0].type, c.views[0].src[1],
-                      MatvecEnv{c.scratch, c.act_cache, c.stream});
+                      MatvecEnv{c.scratch, c.act_cache, c.stream, c.src0_constant});
   return nullptr;
 }
 
