@@ -19,27 +19,23 @@
 #include <string>
 #include <vector>
 
+#include "abi_session.hpp"
 #include "polyinfer/backend/abi.h"
 #include "polyinfer/dtype.hpp"
 #include "polyinfer/fp16.hpp"
 
 namespace {
 
-const pi_backend_vtable* g_vt = nullptr;
-pi_device g_dev = nullptr;
-pi_stream g_stream = nullptr;
+polyinfer::bench::AbiSession g_abi;
 
 void check(pi_status s, const char* what) {
-  if (s != PI_OK) {
-    std::fprintf(stderr, "%s failed: %d %s\n", what, s, g_vt->last_error(g_dev));
-    std::exit(2);
-  }
+  g_abi.check(s, what);
 }
 
 pi_buffer upload(const std::vector<uint8_t>& bytes) {
   pi_buffer b = nullptr;
-  check(g_vt->buffer_alloc(g_dev, bytes.size(), &b), "buffer_alloc");
-  check(g_vt->buffer_write(g_stream, b, 0, bytes.data(), bytes.size()), "buffer_write");
+  check(g_abi.vt->buffer_alloc(g_abi.dev, bytes.size(), &b), "buffer_alloc");
+  check(g_abi.vt->buffer_write(g_abi.stream, b, 0, bytes.data(), bytes.size()), "buffer_write");
   return b;
 }
 
@@ -102,8 +98,8 @@ double time_graph(const pi_graph& g, int reps) {
   std::vector<double> t;
   for (int i = 0; i < reps + 3; ++i) {
     const auto a = std::chrono::steady_clock::now();
-    check(g_vt->graph_submit(g_stream, &g), "graph_submit");
-    check(g_vt->stream_sync(g_stream), "stream_sync");
+    check(g_abi.vt->graph_submit(g_abi.stream, &g), "graph_submit");
+    check(g_abi.vt->stream_sync(g_abi.stream), "stream_sync");
     const auto b = std::chrono::steady_clock::now();
     if (i >= 3) t.push_back(std::chrono::duration<double>(b - a).count());
   }
@@ -145,7 +141,7 @@ void bench_mul_mat(std::mt19937_64& rng, int64_t k, int64_t n,
       a.buffer = ab;
       pi_tensor d = tensor(0, {n, m}, nullptr);
       pi_buffer db = nullptr;
-      check(g_vt->buffer_alloc(g_dev, bytes_of(d), &db), "buffer_alloc");
+      check(g_abi.vt->buffer_alloc(g_abi.dev, bytes_of(d), &db), "buffer_alloc");
       d.buffer = db;
       pi_node node{};
       node.op = PI_OP_MUL_MAT;
@@ -158,10 +154,10 @@ void bench_mul_mat(std::mt19937_64& rng, int64_t k, int64_t n,
       std::printf("| | %s | %lld | %.4f | %.0f | %.1f |\n", type_name(type),
                   static_cast<long long>(m), s * 1e3, static_cast<double>(bytes_of(w)) / s / 1e9,
                   2.0 * k * n * m / s / 1e12);
-      g_vt->buffer_free(ab);
-      g_vt->buffer_free(db);
+      g_abi.vt->buffer_free(ab);
+      g_abi.vt->buffer_free(db);
     }
-    g_vt->buffer_free(wb);
+    g_abi.vt->buffer_free(wb);
   }
 }
 
@@ -184,7 +180,7 @@ void bench_flash_attn(std::mt19937_64& rng) {
       pi_tensor o = tensor(0, {d, h, t}, nullptr);
       pi_buffer qb = upload(random_tensor(q, rng)), kb = upload(random_tensor(kk, rng)),
                 vb = upload(random_tensor(v, rng)), ob = nullptr, mb = nullptr;
-      check(g_vt->buffer_alloc(g_dev, bytes_of(o), &ob), "buffer_alloc");
+      check(g_abi.vt->buffer_alloc(g_abi.dev, bytes_of(o), &ob), "buffer_alloc");
       q.buffer = qb;
       kk.buffer = kb;
       v.buffer = vb;
@@ -221,8 +217,8 @@ void bench_flash_attn(std::mt19937_64& rng) {
                   static_cast<long long>(t), static_cast<long long>(n_kv),
                   cs.causal ? "causal" : "none", s * 1e3,
                   2.0 * static_cast<double>(bytes_of(kk)) / s / 1e9, flop / s / 1e12);
-      for (pi_buffer b : {qb, kb, vb, ob}) g_vt->buffer_free(b);
-      if (mb) g_vt->buffer_free(mb);
+      for (pi_buffer b : {qb, kb, vb, ob}) g_abi.vt->buffer_free(b);
+      if (mb) g_abi.vt->buffer_free(mb);
     }
   }
 }
@@ -238,8 +234,8 @@ bool check_graph_replay(std::mt19937_64& rng) {
   const std::vector<uint8_t> x1 = random_tensor(x, rng), x2 = random_tensor(x, rng);
   pi_buffer xb = upload(x1), wb = upload(random_tensor(w, rng)), yb = nullptr, zb = nullptr,
             rb = upload(random_tensor(r, rng));
-  check(g_vt->buffer_alloc(g_dev, bytes_of(y), &yb), "buffer_alloc");
-  check(g_vt->buffer_alloc(g_dev, bytes_of(z), &zb), "buffer_alloc");
+  check(g_abi.vt->buffer_alloc(g_abi.dev, bytes_of(y), &yb), "buffer_alloc");
+  check(g_abi.vt->buffer_alloc(g_abi.dev, bytes_of(z), &zb), "buffer_alloc");
   x.buffer = xb, y.buffer = yb, w.buffer = wb, z.buffer = zb, r.buffer = rb;
   pi_node nodes[3]{};
   nodes[0].op = PI_OP_RMS_NORM, nodes[0].n_src = 1, nodes[0].src[0] = x, nodes[0].dst = y,
@@ -250,18 +246,18 @@ bool check_graph_replay(std::mt19937_64& rng) {
   nodes[2].dst = z;
   const pi_graph g{nodes, 3};
   std::vector<float> out1(n), out3(n);
-  check(g_vt->graph_submit(g_stream, &g), "graph_submit");
-  check(g_vt->buffer_read(g_stream, zb, 0, out1.data(), n * 4), "buffer_read");
-  check(g_vt->buffer_write(g_stream, xb, 0, x2.data(), x2.size()), "buffer_write");
-  check(g_vt->graph_submit(g_stream, &g), "graph_submit");
-  check(g_vt->buffer_write(g_stream, xb, 0, x1.data(), x1.size()), "buffer_write");
-  check(g_vt->graph_submit(g_stream, &g), "graph_submit");
-  check(g_vt->buffer_read(g_stream, zb, 0, out3.data(), n * 4), "buffer_read");
+  check(g_abi.vt->graph_submit(g_abi.stream, &g), "graph_submit");
+  check(g_abi.vt->buffer_read(g_abi.stream, zb, 0, out1.data(), n * 4), "buffer_read");
+  check(g_abi.vt->buffer_write(g_abi.stream, xb, 0, x2.data(), x2.size()), "buffer_write");
+  check(g_abi.vt->graph_submit(g_abi.stream, &g), "graph_submit");
+  check(g_abi.vt->buffer_write(g_abi.stream, xb, 0, x1.data(), x1.size()), "buffer_write");
+  check(g_abi.vt->graph_submit(g_abi.stream, &g), "graph_submit");
+  check(g_abi.vt->buffer_read(g_abi.stream, zb, 0, out3.data(), n * 4), "buffer_read");
   const double s_eager = time_graph(g, 50);
   const bool same = std::memcmp(out1.data(), out3.data(), n * 4) == 0;
   std::printf("\ngraph replay (RMS_NORM, MUL_MAT Q4_0 4096x4096, ADD): %s; submit+sync %.1f us\n",
               same ? "bitwise equal to eager" : "DIFFERS from eager", s_eager * 1e6);
-  for (pi_buffer b : {xb, yb, wb, zb, rb}) g_vt->buffer_free(b);
+  for (pi_buffer b : {xb, yb, wb, zb, rb}) g_abi.vt->buffer_free(b);
   return same;
 }
 
@@ -281,18 +277,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto entry = reinterpret_cast<pi_backend_entry_fn>(dlsym(lib, PI_ENTRY_SYMBOL));
-  g_vt = entry();
+  g_abi.vt = entry();
   char reason[256] = "";
-  if (!g_vt->probe(reason, sizeof reason)) {
+  if (!g_abi.vt->probe(reason, sizeof reason)) {
     std::fprintf(stderr, "cuda unusable: %s\n", reason);
     return 2;
   }
   pi_device_info info{};
-  check(g_vt->device_info(0, &info), "device_info");
+  check(g_abi.vt->device_info(0, &info), "device_info");
   std::printf("device: %s (%s), driver %s, %s, %.1f GiB\n", info.name, info.compute_version,
               info.driver_version, info.bus_id, static_cast<double>(info.memory_total) / (1 << 30));
-  check(g_vt->device_open(0, nullptr, &g_dev), "device_open");
-  check(g_vt->stream_create(g_dev, &g_stream), "stream_create");
+  check(g_abi.vt->device_open(0, nullptr, &g_abi.dev), "device_open");
+  check(g_abi.vt->stream_create(g_abi.dev, &g_abi.stream), "stream_create");
   std::mt19937_64 rng(42);
   const bool ok = check_graph_replay(rng);
   // 4096 x 57344 (four llama-8B FFN matrices): every type is several times
@@ -301,7 +297,7 @@ int main(int argc, char** argv) {
   bench_mul_mat(rng, 4096, 57344, {2u, 12u, 14u, 8u, 1u});
   bench_mul_mat(rng, 4096, 4096, {2u, 1u});
   bench_flash_attn(rng);
-  g_vt->stream_destroy(g_stream);
-  g_vt->device_close(g_dev);
+  g_abi.vt->stream_destroy(g_abi.stream);
+  g_abi.vt->device_close(g_abi.dev);
   return ok ? 0 : 1;
 }
