@@ -459,8 +459,9 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
 // ---- F16 rows, direct loads -----------------------------------------------
 //
 // TPR threads per weight row (kF16Threads / TPR rows per block), each thread
-// holding L 16-byte weight loads in flight (non-coherent, not kept in L1, so
-// that the activations stay there) before it converts and dots them. Rows
+// holding L 16-byte weight loads in flight (2 L for a warp per row; see S
+// below; non-coherent, not kept in L1, so that the activations stay there)
+// before it converts and dots them. Rows
 // must start 16-byte aligned (f16_direct); others take the staged kernel.
 // On the H200 (session 13, tg128) this took llama-8b F16 from 160 to 195
 // tok/s and llama-1b F16 from 717 to 852 against the staged warp per row;
@@ -495,35 +496,50 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_direct(FastArgs p) {
     w = p.w[m].data + n * p.w[m].nb[1];
     chunks = p.w[m].ne[0] / 8;
   }
-  uint4 v[L];
-  // L loads in flight from chunk c0 on.
-  auto load = [&](int64_t c0) {
+  // S sets of L loads in flight: a set is loaded again as soon as it has been
+  // dotted, while the other set's loads are still out. Two sets where a warp
+  // takes a row (rows of up to 2,048 values: a row's loads all in flight at
+  // once): llama-1b F16 tg128 838 against 808 tok/s on an H200, +1-2% on an
+  // H100 (session 15). One set for longer rows, where two lost 2.5% (llama-8b
+  // F16, H100).
+  constexpr int S = TPR == 32 ? 2 : 1;
+  constexpr int64_t kStep = int64_t{TPR} * L;
+  uint4 v[S][L];
+  // Set s's L loads from chunk c0 on.
+  auto load = [&](int s, int64_t c0) {
 #pragma unroll
     for (int i = 0; i < L; ++i) {
-      if (c0 + i * TPR < chunks) v[i] = ld_stream16(w + 16 * (c0 + i * TPR));
+      if (c0 + i * TPR < chunks) v[s][i] = ld_stream16(w + 16 * (c0 + i * TPR));
     }
   };
+  auto load_first = [&] {
+#pragma unroll
+    for (int s = 0; s < S; ++s) load(s, t + s * kStep);
+  };
   // Weights no kernel writes: the first loads are issued before the wait (pdl.cuh).
-  if (p.early) load(t);
+  if (p.early) load_first();
   pdl_start();
-  if (!p.early) load(t);
-  for (int64_t c0 = t; c0 < chunks; c0 += TPR * L) {
+  if (!p.early) load_first();
+  for (int64_t c0 = t; c0 < chunks; c0 += S * kStep) {
 #pragma unroll
-    for (int i = 0; i < L; ++i) {
-      const int64_t ch = c0 + i * TPR;
-      if (ch < chunks) {
-        float wv[8];
-        f16x8_regs_to_f32(v[i], wv);
+    for (int s = 0; s < S; ++s) {
 #pragma unroll
-        for (int c = 0; c < NC; ++c) {
-          if (c < ncols) {
-            const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + 8 * ch;
-            acc[c] += dot8(wv, x, p.act16);
+      for (int i = 0; i < L; ++i) {
+        const int64_t ch = c0 + s * kStep + i * TPR;
+        if (ch < chunks) {
+          float wv[8];
+          f16x8_regs_to_f32(v[s][i], wv);
+#pragma unroll
+          for (int c = 0; c < NC; ++c) {
+            if (c < ncols) {
+              const float* x = reinterpret_cast<const float*>(p.a.data + c * p.a.nb[1]) + 8 * ch;
+              acc[c] += dot8(wv, x, p.act16);
+            }
           }
         }
       }
+      load(s, c0 + (S + s) * kStep);
     }
-    load(c0 + TPR * L);
   }
 #pragma unroll
   for (int c = 0; c < NC; ++c) acc[c] = warp_sum(acc[c]);
