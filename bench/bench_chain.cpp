@@ -14,8 +14,6 @@
 //
 // Usage: polyinfer-bench-chain BACKEND [DEVICE_OPTIONS]
 //   (plugins are found as `polyinfer run` finds them: POLYINFER_BACKEND_PATH)
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -117,17 +115,7 @@ pi_node mul_mat_q4_0(pi_buffer b, int i, bool chained) {
 double time_graph(pi_buffer buf, const Case& c, int nodes, bool chained) {
   std::vector<pi_node> g;
   for (int i = 0; i < nodes; ++i) g.push_back(c.node(buf, i, chained));
-  const pi_graph graph{g.data(), static_cast<uint32_t>(g.size())};
-  std::vector<double> t;
-  for (int r = 0; r < 55; ++r) {
-    const auto a = std::chrono::steady_clock::now();
-    check(g_abi.vt->graph_submit(g_abi.stream, &graph), "graph_submit");
-    check(g_abi.vt->stream_sync(g_abi.stream), "stream_sync");
-    const auto e = std::chrono::steady_clock::now();
-    if (r >= 5) t.push_back(std::chrono::duration<double>(e - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return g_abi.median_submit(pi_graph{g.data(), static_cast<uint32_t>(g.size())}, 5, 50);
 }
 
 void run(const Case& c) {

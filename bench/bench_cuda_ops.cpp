@@ -9,8 +9,6 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -92,19 +90,9 @@ std::vector<uint8_t> random_tensor(const pi_tensor& t, std::mt19937_64& rng) {
   return b;
 }
 
-// Median wall time of one submit, over `reps` submits of a graph, each
-// synchronized (so launch overhead is included, as a decode step sees it).
+// Median wall time of one submit + sync over `reps` submits of g, after 3.
 double time_graph(const pi_graph& g, int reps) {
-  std::vector<double> t;
-  for (int i = 0; i < reps + 3; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    check(g_abi.vt->graph_submit(g_abi.stream, &g), "graph_submit");
-    check(g_abi.vt->stream_sync(g_abi.stream), "stream_sync");
-    const auto b = std::chrono::steady_clock::now();
-    if (i >= 3) t.push_back(std::chrono::duration<double>(b - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return g_abi.median_submit(g, 3, reps);
 }
 
 const char* type_name(uint32_t t) {

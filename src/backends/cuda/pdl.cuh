@@ -8,7 +8,8 @@
 // own dependency (both no-ops when it was launched without PDL or the device
 // predates sm_90). The next kernel's blocks then take free multiprocessors
 // and run their independent prologue early: the matrix-vector kernels copy
-// their first weight segment before they wait, so weights stream while the
+// their first weight segment before they wait, when no node has written the
+// weights' buffer (pi_buffer_s::kernel_written), so weights stream while the
 // kernel before them drains (decode runs ~300 short dependent kernels per
 // token on llama-8b).
 #pragma once
