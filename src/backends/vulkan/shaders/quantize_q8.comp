@@ -68,9 +68,17 @@ void main() {
   if (idx >= n_rows(T_SRC0) * per_row) return;
   const uint a = row_addr(T_SRC0, idx / per_row) + 128u * (idx % per_row);
   vec4 x[8];
-  [[unroll]] for (uint j = 0u; j < 8u; ++j) {
-    const uint e = a + 16u * j;
-    x[j] = vec4(ldf(T_SRC0, e), ldf(T_SRC0, e + 4u), ldf(T_SRC0, e + 8u), ldf(T_SRC0, e + 12u));
+  if ((a & 3u) == 0u) {  // the row's blocks in whole words: no per-value alignment branch
+    [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+      const uint e = (a >> 2) + 4u * j;
+      x[j] = uintBitsToFloat(uvec4(bufs[T_SRC0].w[e], bufs[T_SRC0].w[e + 1u], bufs[T_SRC0].w[e + 2u],
+                                   bufs[T_SRC0].w[e + 3u]));
+    }
+  } else {
+    [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+      const uint e = a + 16u * j;
+      x[j] = vec4(ldf(T_SRC0, e), ldf(T_SRC0, e + 4u), ldf(T_SRC0, e + 8u), ldf(T_SRC0, e + 12u));
+    }
   }
   store_block(idx, quantize_block(x));
 }
