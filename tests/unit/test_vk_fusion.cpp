@@ -70,12 +70,22 @@ std::vector<UnitKind> kinds(const std::vector<Unit>& units) {
   return k;
 }
 
-// Nodes that start a quantization.
-std::vector<uint32_t> quantized(const std::vector<Unit>& units) {
+// The first nodes of the units for which `flag` holds.
+std::vector<uint32_t> firsts(const std::vector<Unit>& units, bool Unit::*flag) {
   std::vector<uint32_t> q;
   for (const Unit& u : units)
-    if (u.quantize) q.push_back(u.first);
+    if (u.*flag) q.push_back(u.first);
   return q;
+}
+// Products that start a quantization or read codes; norm units that write them.
+std::vector<uint32_t> quantized(const std::vector<Unit>& units) {
+  return firsts(units, &Unit::quantize);
+}
+std::vector<uint32_t> reading(const std::vector<Unit>& units) {
+  return firsts(units, &Unit::reads_codes);
+}
+std::vector<uint32_t> writing(const std::vector<Unit>& units) {
+  return firsts(units, &Unit::writes_codes);
 }
 
 constexpr UnitKind kS = UnitKind::kSingle;
@@ -97,15 +107,38 @@ TEST(VkFusion, DecodeAttention) {
   // ROPE K and the cache write of its output; CPY V apart.
   EXPECT_EQ(u[5].first, 7u);
   EXPECT_EQ(u[5].count, 2u);
-  // Q, K and V read one quantization of the norm's output.
-  EXPECT_EQ(quantized(u), (std::vector<uint32_t>{3}));
+  // Q, K and V read the codes that the norm dispatch wrote: no quantize
+  // dispatch.
+  EXPECT_EQ(writing(u), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(reading(u), (std::vector<uint32_t>{3, 4, 5}));
+  EXPECT_TRUE(quantized(u).empty());
 }
 
-// Rows shorter than prequant_min_k quantize in the product's workgroups.
-TEST(VkFusion, ShortRowsQuantizeInTheProduct) {
+// Rows shorter than prequant_min_k still read a fused norm's codes (they
+// cost no dispatch), but get no quantize dispatch of their own: after another
+// node, the product's workgroups quantize.
+TEST(VkFusion, ShortRowsReadTheNormsCodesOnly) {
   Features f = features();
   f.prequant_min_k = 4096;
-  EXPECT_TRUE(quantized(plan(attention_nodes(), f)).empty());
+  const std::vector<Unit> u = plan(attention_nodes(), f);
+  EXPECT_EQ(reading(u), (std::vector<uint32_t>{3, 4, 5}));
+  std::vector<pi_node> g = attention_nodes();
+  g.insert(g.begin() + 4, rope(slot(3, {kD, kHeads}), slot(7, {kD, kHeads})));
+  const std::vector<Unit> v = plan(g, f);
+  EXPECT_EQ(reading(v), (std::vector<uint32_t>{3}));
+  EXPECT_TRUE(quantized(v).empty());
+}
+
+// The norm's codes take the row (and a pad per 32 values) in shared memory:
+// a device without it quantizes by a dispatch.
+TEST(VkFusion, NormCodesNeedTheSharedMemory) {
+  Features f = features();
+  f.max_shared = 1024;
+  const std::vector<Unit> u = plan(attention_nodes(), f);
+  EXPECT_EQ(u[0].kind, UnitKind::kAddNormMul);
+  EXPECT_TRUE(writing(u).empty());
+  EXPECT_EQ(quantized(u), (std::vector<uint32_t>{3}));
+  EXPECT_EQ(reading(u), (std::vector<uint32_t>{3, 4, 5}));
 }
 
 TEST(VkFusion, FusionOffIsOneUnitPerNode) {
@@ -114,6 +147,8 @@ TEST(VkFusion, FusionOffIsOneUnitPerNode) {
   for (const Unit& x : u) {
     EXPECT_EQ(x.kind, kS);
     EXPECT_FALSE(x.quantize);
+    EXPECT_FALSE(x.reads_codes);
+    EXPECT_FALSE(x.writes_codes);
   }
 }
 
@@ -121,6 +156,8 @@ TEST(VkFusion, PrequantOffKeepsNormFusion) {
   const std::vector<Unit> u = plan(attention_nodes(), features(true, false));
   EXPECT_EQ(u[0].kind, UnitKind::kAddNormMul);
   EXPECT_TRUE(quantized(u).empty());
+  EXPECT_TRUE(writing(u).empty());
+  EXPECT_TRUE(reading(u).empty());
 }
 
 TEST(VkFusion, NormMulWithoutAdd) {
@@ -129,25 +166,34 @@ TEST(VkFusion, NormMulWithoutAdd) {
   const std::vector<Unit> u = plan(g);
   EXPECT_EQ(u[0].kind, UnitKind::kNormMul);
   EXPECT_EQ(u[0].count, 2u);
-  EXPECT_EQ(quantized(u), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(writing(u), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(reading(u), (std::vector<uint32_t>{2, 3, 4}));
 }
 
 // Two columns (two tokens) still fuse and use 8-bit activations; three do
 // not use them (the staged kernel keeps float activations).
 TEST(VkFusion, ColumnsAndProducts) {
-  EXPECT_EQ(quantized(plan(attention_nodes(2))), (std::vector<uint32_t>{3}));
+  EXPECT_EQ(writing(plan(attention_nodes(2))), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(reading(plan(attention_nodes(2))), (std::vector<uint32_t>{3, 4, 5}));
   const std::vector<Unit> u = plan(attention_nodes(3));
   EXPECT_EQ(u[0].kind, UnitKind::kAddNormMul);
   EXPECT_TRUE(quantized(u).empty());
+  EXPECT_TRUE(writing(u).empty());
+  EXPECT_TRUE(reading(u).empty());
 }
 
 // Weights without integer dot products (Q8_0, F32) read float activations.
 TEST(VkFusion, OnlyIntDotProductsQuantize) {
-  EXPECT_TRUE(quantized(plan(attention_nodes(1, kQ8_0))).empty());
-  EXPECT_TRUE(quantized(plan(attention_nodes(1, kF32))).empty());
+  for (uint32_t type : {kQ8_0, kF32}) {
+    const std::vector<Unit> u = plan(attention_nodes(1, type));
+    EXPECT_TRUE(quantized(u).empty());
+    EXPECT_TRUE(writing(u).empty());
+    EXPECT_TRUE(reading(u).empty());
+  }
   Features no_dot = features();
   no_dot.int_dot = false;
   EXPECT_TRUE(quantized(plan(attention_nodes(), no_dot)).empty());
+  EXPECT_TRUE(writing(plan(attention_nodes(), no_dot)).empty());
 }
 
 // The sum written over an ADD input: the norm and product still fuse, the ADD
@@ -251,17 +297,18 @@ TEST(VkFusion, SwigluQuantNeedsA8BitProductOfItsOutput) {
 TEST(VkFusion, ProductOverActivationsRequantizes) {
   std::vector<pi_node> g = attention_nodes();
   g[3].dst = slot(2, {kEmbd});
-  EXPECT_EQ(quantized(plan(g)), (std::vector<uint32_t>{3, 4}));
+  EXPECT_EQ(quantized(plan(g)), (std::vector<uint32_t>{4}));
+  EXPECT_EQ(reading(plan(g)), (std::vector<uint32_t>{3, 4, 5}));
 }
 
 // A node between two products over the same tensor ends the run.
 TEST(VkFusion, OtherNodeEndsTheRun) {
   std::vector<pi_node> g = attention_nodes();
   g.insert(g.begin() + 4, rope(slot(3, {kD, kHeads}), slot(7, {kD, kHeads})));
-  EXPECT_EQ(quantized(plan(g)), (std::vector<uint32_t>{3, 5}));
+  EXPECT_EQ(quantized(plan(g)), (std::vector<uint32_t>{5}));
   g = attention_nodes();
   g[4] = mul_mat(kQ4_0, 65536, 128, slot(8, {kEmbd}), 4);
-  EXPECT_EQ(quantized(plan(g)), (std::vector<uint32_t>{3, 4, 5}));
+  EXPECT_EQ(quantized(plan(g)), (std::vector<uint32_t>{4, 5}));
 }
 
 }  // namespace

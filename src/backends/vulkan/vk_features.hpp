@@ -18,7 +18,9 @@ struct Features {
   // dispatch of their own, instead of in every workgroup; off with
   // prequant=0 or POLYINFER_VULKAN_PREQUANT=0.
   bool prequant = false;
-  // ... for rows of at least this many values (option prequant_min_k=N). On
+  // ... by a quantize dispatch of their own for rows of at least this many
+  // values (option prequant_min_k=N); codes that a fused norm writes
+  // (vk_fusion.hpp) are read whatever the rows' length. On
   // the H200 (session 9, tg128): llama-8b Q4_0 126.7 tok/s with every product
   // prequantized, 105.8 with none; llama-1b Q4_0 (rows of 2,048; the down
   // projection's 8,192) 334.6 with only the down projection's, 322.8 with all,

@@ -1,5 +1,7 @@
 #include "backends/vulkan/vk_fusion.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "backends/fusion_bytes.hpp"
@@ -103,6 +105,23 @@ bool swiglu_quant_at(const pi_graph& g, uint32_t i, const Features& features) {
          same_shape(s.src[1], s.dst) && disjoint({&s.dst}, {&s.src[0], &s.src[1]});
 }
 
+// A norm unit (kNormMul, kAddNormMul) whose MUL output the next node, a
+// MUL_MAT with 8-bit activations, reads: the norm dispatch quantizes that
+// output itself (shaders/norm.comp CODES), whatever the rows' length, since
+// it costs no dispatch and no barrier of its own.
+bool norm_codes_at(const pi_graph& g, const Unit& u, const Features& features) {
+  if (!features.prequant || (u.kind != UnitKind::kNormMul && u.kind != UnitKind::kAddNormMul))
+    return false;
+  const uint32_t next = u.first + u.count;
+  if (next >= g.n_nodes) return false;
+  const pi_node &mul = g.nodes[next - 1], &m = g.nodes[next];
+  // The shader's shared memory: the row (and a pad per 32 values), the sums.
+  const uint64_t values = 256 * uint64_t{fused_norm_values(mul.dst.ne[0])};
+  const uint64_t shared = 4 * (values + values / 32) + 4 * 256;
+  return m.op == PI_OP_MUL_MAT && matvec_int_dot(m, features) && same_tensor(m.src[1], mul.dst) &&
+         mul.dst.ne[0] % 32 == 0 && shared <= features.max_shared;
+}
+
 Unit unit_at(const pi_graph& g, uint32_t i) {
   if (add_norm_mul_at(g, i)) return {i, 3, UnitKind::kAddNormMul};
   if (norm_mul_at(g, i)) return {i, 2, UnitKind::kNormMul};
@@ -136,21 +155,32 @@ class QuantizeRuns {
 
 }  // namespace
 
+uint32_t fused_norm_values(int64_t k) {
+  const uint64_t per = (static_cast<uint64_t>(std::max<int64_t>(k, 1)) + 255) / 256;
+  return static_cast<uint32_t>(std::min<uint64_t>(std::bit_ceil(per), kMaxFusedNormRow / 256));
+}
+
 std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
   std::vector<Unit> units;
   units.reserve(g.n_nodes);
   QuantizeRuns runs(g);
-  uint32_t quantized = g.n_nodes;  // the node whose codes a SWIGLU unit wrote
+  uint32_t quantized = g.n_nodes;  // the product whose codes a fused unit wrote
+  bool run_codes = false;          // whether the current run's products read codes
   for (uint32_t i = 0; i < g.n_nodes;) {
     Unit u = features.fusion ? unit_at(g, i) : Unit{i, 1, UnitKind::kSingle};
     const pi_node& n = g.nodes[i];
-    if (u.kind == UnitKind::kSingle && matvec_prequant(n, features)) {
-      u.quantize = runs.starts_run(i) && i != quantized;
+    if (u.kind == UnitKind::kSingle && features.prequant && matvec_int_dot(n, features)) {
+      const bool fresh = runs.starts_run(i);
+      if (fresh) run_codes = i == quantized || matvec_prequant(n, features);
+      u.reads_codes = run_codes;
+      u.quantize = fresh && run_codes && i != quantized;
     } else if (features.fusion && swiglu_quant_at(g, i, features)) {
       u.kind = UnitKind::kSwigluQuant;
       quantized = i + 1;
       runs.end(i + 1);
     } else {
+      u.writes_codes = norm_codes_at(g, u, features);
+      if (u.writes_codes) quantized = i + u.count;
       runs.end(i + u.count);
     }
     units.push_back(u);

@@ -34,15 +34,29 @@ constexpr uint32_t kMaxUnitNodes = 3;
 // values per invocation of 256).
 constexpr int64_t kMaxFusedNormRow = 8192;
 
+// R of shaders/norm.comp for a fused row of k values (at most
+// kMaxFusedNormRow): values per invocation of 256, the power of two that
+// holds the row. Registers for this row, not the longest: on the H200
+// (session 9) llama-1b Q4_0 tg128 334.6 tok/s against 279.9 with R = 32 for
+// its rows of 2,048 values.
+uint32_t fused_norm_values(int64_t k);
+
 struct Unit {
   uint32_t first = 0;  // index of the unit's first node
   uint32_t count = 1;  // its nodes: [first, first + count)
   UnitKind kind = UnitKind::kSingle;
-  // A MUL_MAT with 8-bit activations (Features::prequant) whose src1 is not
-  // the one the previous unit's codes were made from: a dispatch quantizing
-  // src1 (shaders/quantize_q8.comp) goes before it. The next MUL_MATs over the
-  // same src1 read the same codes.
+  // A MUL_MAT with 8-bit activations (Features::prequant) that reads them as
+  // codes the recording made once (shaders/quantize_q8.comp's blocks): from
+  // a fused unit before it (writes_codes, kSwigluQuant), from the product
+  // before it over the same src1, or, for rows of at least
+  // Features::prequant_min_k values, from a dispatch of its own (quantize).
+  // Otherwise its workgroups quantize the activations themselves.
+  bool reads_codes = false;
   bool quantize = false;
+  // A norm unit whose MUL output the next node, a MUL_MAT with 8-bit
+  // activations, reads: its dispatch also writes that output's codes
+  // (shaders/norm.comp CODES).
+  bool writes_codes = false;
 };
 
 // The graph's nodes cut into units, in order; every node is in exactly one.

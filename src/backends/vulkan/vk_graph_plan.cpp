@@ -17,9 +17,6 @@ namespace {
 
 constexpr uint32_t kMaxGroupsX = 65535;
 const char* const kRoles[5] = {"src0", "src1", "src2", "src3", "dst"};
-// R of shaders/norm.comp when fused: rows of up to 256 x 32 = kMaxFusedNormRow
-// values in registers.
-constexpr uint32_t kFusedNormValues = kMaxFusedNormRow / 256;
 
 // Slot 0..3 of a node is its source, 4 and above its destination.
 const pi_tensor& tensor_of(const pi_node& n, int slot) {
@@ -137,7 +134,7 @@ class Planner {
       if (u.quantize) add_quantize(u.first);
       switch (u.kind) {
         case UnitKind::kSingle:
-          add_single(u.first, ops[0]);
+          add_single(u, ops[0]);
           break;
         case UnitKind::kNormMul:
         case UnitKind::kAddNormMul:
@@ -203,10 +200,14 @@ class Planner {
     plan_.dispatches.push_back(d);
   }
 
-  void add_single(uint32_t i, const OpPlan& op) {
+  void add_single(const Unit& u, const OpPlan& op) {
+    const uint32_t i = u.first;
     const pi_node& n = g_.nodes[i];
     DispatchPlan d;
     d.op = op;
+    // A product's activations as the fusion planner decided (vk_fusion.hpp).
+    if (n.op == PI_OP_MUL_MAT && n.dst.ne[1] <= kMatvecCols)
+      plan_matvec_codes(n, dev_->features, u.reads_codes, &d.op);
     d.first = i;
     d.param_node = static_cast<int32_t>(i);
     ByteRange reads[5];
@@ -218,7 +219,7 @@ class Planner {
       if (s < 4 && from == s) reads[n_reads++] = bytes_of(n.src[s]);
     }
     if (n.op == PI_OP_MUL_MAT) d.op.spec[2] = activations_vec4(d.slots[1], n.src[1]) ? 1 : 0;
-    if (matvec_prequant(n, dev_->features)) {
+    if (u.reads_codes) {
       // The codes of src1 that the last quantization wrote (vk_fusion.hpp).
       d.tensors[2] = scratch_tensor(n.src[1]);
       d.slots[2] = scratch_binding(codes_);
@@ -228,16 +229,22 @@ class Planner {
     finish(d, {reads, n_reads}, {&write, 1});
   }
 
+  // A new scratch region for the codes of `act` (codes_); returns its blocks.
+  uint64_t new_codes(const pi_tensor& act) {
+    const uint64_t blocks =
+        static_cast<uint64_t>(act.ne[0] / 32 * act.ne[1] * act.ne[2] * act.ne[3]);
+    codes_ = {plan_.scratch_bytes, blocks * kQ8BlockBytes};
+    plan_.scratch_bytes += (codes_.bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    return blocks;
+  }
+
   // A new scratch region, and the dispatch that quantizes node i's src1 into
   // it; with `swiglu` (the node before, vk_fusion.hpp's kSwigluQuant), the
   // dispatch computes that SWIGLU too: its gate and up in slots 0 and 1, its
   // output in T_OUT0.
   void add_quantize(uint32_t i, const pi_node* swiglu = nullptr) {
     const pi_tensor& act = g_.nodes[i].src[1];
-    const uint64_t blocks =
-        static_cast<uint64_t>(act.ne[0] / 32 * act.ne[1] * act.ne[2] * act.ne[3]);
-    codes_ = {plan_.scratch_bytes, blocks * kQ8BlockBytes};
-    plan_.scratch_bytes += (codes_.bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    const uint64_t blocks = new_codes(act);
     DispatchPlan d;
     const uint64_t invocations = swiglu ? 32 * blocks : blocks;
     d.op = {"quantize_q8", {swiglu ? 1u : 0u}, 1, (invocations + 63) / 64, {}};
@@ -277,12 +284,10 @@ class Planner {
     const pi_node& mul = g_.nodes[u.first + u.count - 1];
     DispatchPlan d;
     d.op = norm_op;
-    // Registers for this row's values, not the longest row's: on the H200
-    // (session 9) llama-1b Q4_0 tg128 334.6 tok/s against 279.9 with R = 32
-    // for its rows of 2,048 values.
-    const uint32_t per = static_cast<uint32_t>((norm.dst.ne[0] + 255) / 256);
-    d.op.spec = {add ? 2u : 1u, std::clamp(std::bit_ceil(per), 1u, kFusedNormValues)};
+    d.op.spec = {add ? 2u : 1u, fused_norm_values(norm.dst.ne[0])};
     d.op.n_spec = 2;
+    if (u.writes_codes)
+      d.op.shader = dev_->features.subgroup_arith ? "norm_codes_subgroup" : "norm_codes";
     d.first = u.first;
     d.count = u.count;
     d.param_node = static_cast<int32_t>(u.first + u.count - 2);
@@ -293,13 +298,19 @@ class Planner {
     d.tensors[5] = norm.dst;
     if (add) d.tensors[6] = first.dst;
     const char* const roles[kParamTensors] = {"src0", "src1", "weight", "dst",
-                                              "dst",  "norm", "sum"};
+                                              "dst",  "norm", "sum",    "dst"};
     for (int s = 0; s < static_cast<int>(kParamTensors); ++s) bind_slot(d, s, 4, roles[s]);
     std::vector<ByteRange> reads{bytes_of(first.src[0]), bytes_of(mul.src[1])};
     std::vector<ByteRange> writes{bytes_of(mul.dst), bytes_of(norm.dst)};
     if (add) {
       reads.push_back(bytes_of(first.src[1]));
       writes.push_back(bytes_of(first.dst));
+    }
+    if (u.writes_codes) {  // the product's codes, in slot T_OUT2 (shaders/norm.comp CODES)
+      new_codes(mul.dst);
+      d.tensors[7] = scratch_tensor(mul.dst);
+      d.slots[7] = scratch_binding(codes_);
+      writes.push_back(scratch_bytes(codes_));
     }
     finish(d, reads, writes);
   }
@@ -326,7 +337,8 @@ class Planner {
       reads[n_reads++] = bytes_of(rope.src[s]);
     }
     d.tensors[5] = cpy.dst;
-    const char* const roles[kParamTensors] = {"src0", "src1", "src2", "dst", "dst", "cache", "dst"};
+    const char* const roles[kParamTensors] = {"src0", "src1", "src2",  "dst",
+                                              "dst",  "dst",  "cache", "dst"};
     for (int s = 0; s < static_cast<int>(kParamTensors); ++s) bind_slot(d, s, 4, roles[s]);
     const ByteRange writes[2] = {bytes_of(rope.dst), bytes_of(cpy.dst)};
     finish(d, {reads, n_reads}, writes);

@@ -29,7 +29,7 @@ struct Binding {
 
 // One dispatch: one node, a fused unit of nodes (vk_fusion.hpp), or the
 // quantization of a product's activations (count 0: node `first`'s src1).
-// Slots 0..3 are the sources, 4 the destination, 5 and 6 a fused dispatch's
+// Slots 0..3 are the sources, 4 the destination, 5..7 a fused dispatch's
 // further destinations (kParamTensors); a slot without a tensor is bound to
 // the destination. A scratch region's tensor has no buffer and the shape it
 // was quantized from.

@@ -99,16 +99,19 @@ uint32_t staged_rows(const StagedFormat& f, int64_t n, int64_t cols) {
   return std::min({f.rows, by_cols, by_n});
 }
 
-void plan_staged(const pi_node& n, const StagedFormat& f, const Features& feat, OpPlan* p) {
+void plan_staged(const pi_node& n, const StagedFormat& f, const Features& feat, bool codes,
+                 OpPlan* p) {
   const pi_tensor &w = n.src[0], &d = n.dst;
   const uint32_t type = w.type, cols = static_cast<uint32_t>(d.ne[1]);
   const uint32_t seg = staged_seg(f, type, w.ne[0]);
   const bool int_dot = matvec_int_dot(n, feat);
-  const bool own_codes = int_dot && !matvec_prequant(n, feat);
+  const bool own_codes = int_dot && !codes;
   uint32_t rows = staged_rows(f, d.ne[0], cols);
   // Fewer rows until the shared memory fits the device. One row fits the
   // 16 KiB every device has (segments of at most 2,048 values: under 4 KiB).
   while (staged_shared(f, seg, rows, cols, own_codes) > feat.max_shared && rows > 1) rows /= 2;
+  // At least the segment's units (at most 128 in every format): with codes
+  // read from src2 each invocation prefetches one unit's activations.
   const uint32_t wg = std::clamp<uint32_t>(std::bit_ceil(seg / unit_values(type)), 32, 128);
   // Float activations, codes made per workgroup, codes read from src2.
   static const char* const kNames[3][2] = {
@@ -152,10 +155,14 @@ bool matvec_prequant(const pi_node& n, const Features& features) {
 }
 
 void plan_matvec(const pi_node& n, const Features& features, OpPlan* p) {
+  plan_matvec_codes(n, features, matvec_prequant(n, features), p);
+}
+
+void plan_matvec_codes(const pi_node& n, const Features& features, bool codes, OpPlan* p) {
   const pi_tensor &w = n.src[0], &d = n.dst;
   StagedFormat f;
   if (staged_format(w.type, w.ne[0], &f)) {
-    plan_staged(n, f, features, p);
+    plan_staged(n, f, features, codes && matvec_int_dot(n, features), p);
     return;
   }
   const uint32_t rows = element_rows(d.ne[1]), wg = element_workgroup(w.type, w.ne[0]);

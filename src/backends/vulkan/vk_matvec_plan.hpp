@@ -13,6 +13,12 @@ constexpr int64_t kMatvecCols = 8;
 // whose destination has at most kMatvecCols columns.
 void plan_matvec(const pi_node& n, const Features& features, OpPlan* p);
 
+// The same, reading 8-bit activations as codes from its src2 binding when
+// `codes` (and the node has 8-bit activations), else quantizing them in its
+// workgroups: where the fusion planner decided (vk_fusion.hpp's
+// Unit::reads_codes).
+void plan_matvec_codes(const pi_node& n, const Features& features, bool codes, OpPlan* p);
+
 // Whether a MUL_MAT node runs with 8-bit activations (integer dot products);
 // with features.prequant it then reads them as the blocks of
 // shaders/quantize_q8.comp from its src2 binding (vk_fusion.hpp).

@@ -6,7 +6,7 @@
 // 8/16-bit storage feature. Binding 0 holds the node parameters (written by the
 // host before each submission); binding 1 holds src0..src3, read-only (so that
 // synchronization validation sees a dispatch write only its destination),
-// binding 2 the destination and binding 3 a fused dispatch's two further ones.
+// binding 2 the destination and binding 3 a fused dispatch's three further ones.
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(std430, set = 0, binding = 0) readonly buffer Params { uint P[]; };
@@ -16,16 +16,17 @@ layout(std430, set = 0, binding = 2) buffer Dst { uint w[]; } dst;
 layout(push_constant) uniform Push { uint base; } pc;  // this node's first word in P
 
 // Tensor slots and the parameter layout (write_params in vk_graph_plan.cpp writes the same).
-// Slots 5 and 6 are the further destinations of a fused dispatch (binding 3,
+// Slots 5..7 are the further destinations of a fused dispatch (binding 3,
 // declared by the shaders that write them).
-const uint T_SRC0 = 0u, T_SRC1 = 1u, T_SRC2 = 2u, T_SRC3 = 3u, T_DST = 4u, T_OUT0 = 5u, T_OUT1 = 6u;
+const uint T_SRC0 = 0u, T_SRC1 = 1u, T_SRC2 = 2u, T_SRC3 = 3u, T_DST = 4u, T_OUT0 = 5u, T_OUT1 = 6u,
+           T_OUT2 = 7u;
 uint t_off(uint t) { return P[pc.base + t * 9u]; }
 uint t_ne(uint t, uint d) { return P[pc.base + t * 9u + 1u + d]; }
 uint t_nb(uint t, uint d) { return P[pc.base + t * 9u + 5u + d]; }
-int p_i(uint k) { return int(P[pc.base + 63u + k]); }
-float p_f(uint k) { return uintBitsToFloat(P[pc.base + 71u + k]); }
-float p_x(uint k) { return uintBitsToFloat(P[pc.base + 79u + k]); }  // host-derived floats
-uint p_u(uint k) { return P[pc.base + 79u + k]; }                    // host-derived ints
+int p_i(uint k) { return int(P[pc.base + 72u + k]); }
+float p_f(uint k) { return uintBitsToFloat(P[pc.base + 80u + k]); }
+float p_x(uint k) { return uintBitsToFloat(P[pc.base + 88u + k]); }  // host-derived floats
+uint p_u(uint k) { return P[pc.base + 88u + k]; }                    // host-derived ints
 
 // Workgroups are launched as a 2D grid (x is capped at 65535); this is the flat index.
 uint wg_index() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }

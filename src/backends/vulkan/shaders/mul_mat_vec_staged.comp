@@ -47,16 +47,36 @@ vec4 act4(uint a) {
 #endif
 #include "reduce.glsl"
 
+#ifdef PREQUANT
+// PREQUANT: an invocation's unit of the segment (the host makes WG at least
+// the segment's units), its activation blocks loaded with the weights, before
+// the barrier, rather than after it.
+Act pre[NCOLS];
+void prefetch_act(uint k0, uint len) {
+  const uint u = min(gl_LocalInvocationID.x, len / UNIT - 1u);
+  [[unroll]] for (uint c = 0u; c < NCOLS; ++c) pre[c] = load_act(c, k0, u);
+}
+#endif
+
 // acc += the staged segment at k0 (len values) times the activations.
 void dot_segment(RowSegment g, uint k0, uint len) {
   uint base[ROWS];
   [[unroll]] for (uint r = 0u; r < ROWS; ++r) base[r] = slot_base(g, r);
+#ifdef PREQUANT
+  const uint u = gl_LocalInvocationID.x;
+  if (u < len / UNIT) {
+    [[unroll]] for (uint c = 0u; c < NCOLS; ++c) {
+      [[unroll]] for (uint r = 0u; r < ROWS; ++r) acc[r * NCOLS + c] += unit_dot(staged_unit(base[r], u), pre[c]);
+    }
+  }
+#else
   for (uint u = gl_LocalInvocationID.x; u < len / UNIT; u += WG) {
     [[unroll]] for (uint c = 0u; c < NCOLS; ++c) {
       const Act a = load_act(c, k0, u);
       [[unroll]] for (uint r = 0u; r < ROWS; ++r) acc[r * NCOLS + c] += unit_dot(staged_unit(base[r], u), a);
     }
   }
+#endif
 }
 
 void main() {
@@ -83,6 +103,9 @@ void main() {
     g.offset = k0 / BLOCK * BLOCK_BYTES;
     g.nbytes = len / BLOCK * BLOCK_BYTES;
     stage_load(g);
+#ifdef PREQUANT
+    prefetch_act(k0, len);
+#endif
 #if defined(USE_INT_DOT) && !defined(PREQUANT)
     quantize_segment(k0, len);
 #endif

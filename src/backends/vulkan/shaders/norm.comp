@@ -19,8 +19,9 @@ layout(constant_id = 1) const uint R = 16u;
 const uint WG = 256u;
 layout(local_size_x = 256) in;
 
-// The fused dispatch's norm (outs[0], slot T_OUT0) and sum (outs[1], T_OUT1).
-layout(std430, set = 0, binding = 3) buffer Out { uint w[]; } outs[2];
+// The fused dispatch's norm (outs[0], slot T_OUT0), sum (outs[1], T_OUT1)
+// and, with USE_CODES, the next product's codes (outs[2], T_OUT2).
+layout(std430, set = 0, binding = 3) buffer Out { uint w[]; } outs[3];
 
 shared float part[WG];
 
@@ -45,6 +46,45 @@ float sum_all(float v) {
   barrier();  // part is reused by the next sum
   return s;
 }
+
+#ifdef USE_CODES
+#include "q8_block.glsl"
+// The row's MUL output, a float per value and a pad after every 32, so that
+// the invocations that read a block each hit different banks.
+shared float row_vals[WG * R + WG * R / 32u];
+
+// USE_CODES (vk_fusion.hpp's Unit::writes_codes): the MUL output of row r,
+// y[i] = value t + i WG of this invocation, as the next product's 8-bit codes
+// to slot T_OUT2, quantize_q8.comp's blocks (48 bytes each, block i of row r
+// at r K / 32 + i), so that no quantize dispatch and barrier go between the
+// norm and the product. The host checks that K is a multiple of 32.
+void store_codes(uint r, uint K, float y[R]) {
+  const uint t = gl_LocalInvocationID.x;
+  [[unroll]] for (uint i = 0u; i < R; ++i) {
+    const uint k = t + i * WG;
+    if (k < K) row_vals[k + k / 32u] = y[i];
+  }
+  barrier();
+  const uint nb = K / 32u, o = (t_off(T_OUT2) >> 2) + 12u * r * nb;
+  for (uint blk = t; blk < nb; blk += WG) {
+    vec4 x[8];
+    const uint b = 33u * blk;
+    [[unroll]] for (uint j = 0u; j < 8u; ++j)
+      x[j] = vec4(row_vals[b + 4u * j], row_vals[b + 4u * j + 1u], row_vals[b + 4u * j + 2u],
+                  row_vals[b + 4u * j + 3u]);
+    const Q8Block q = quantize_block(x);
+    const uint a = o + 12u * blk;
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+      outs[2].w[a + j] = q.q0[j];
+      outs[2].w[a + 4u + j] = q.q1[j];
+    }
+    outs[2].w[a + 8u] = q.meta.x;
+    outs[2].w[a + 9u] = q.meta.y;
+    outs[2].w[a + 10u] = 0u;
+    outs[2].w[a + 11u] = 0u;
+  }
+}
+#endif
 
 // Word i of source t as a float: the fused dispatch's tensors are in whole
 // words (the host checks), so no byte-address path.
@@ -78,14 +118,19 @@ void fused_main(uint r) {
   }
   const float scale = 1.0 / sqrt(sum_all(s2) / float(K) + p_f(0u));
   const uint norm = row_addr(T_OUT0, r) >> 2, y = row_addr(T_DST, r) >> 2;
+  float prod[R];
   [[unroll]] for (uint i = 0u; i < R; ++i) {
     const uint k = t + i * WG;
+    const float n = v[i] * scale;
+    prod[i] = n * wv[i];
     if (k < K) {
-      const float n = v[i] * scale;
       outs[0].w[norm + k] = floatBitsToUint(n);
-      dst.w[y + k] = floatBitsToUint(n * wv[i]);
+      dst.w[y + k] = floatBitsToUint(prod[i]);
     }
   }
+#ifdef USE_CODES
+  store_codes(r, K, prod);
+#endif
 }
 
 void main() {
