@@ -92,11 +92,16 @@ bool subgroup_reduce(const Features& f, uint32_t wg) {
 // invocation (registers), and at least ~256 workgroups when the matrix has
 // the rows (the K and V projections of a 1B model have 512), so that a
 // small product still spreads over the GPU (this cap was not measured; the
-// formats' rows were, above).
-uint32_t staged_rows(const StagedFormat& f, int64_t n, int64_t cols) {
+// formats' rows were, above). A product that reads codes (`codes`) takes 2:
+// twice the workgroups, each with half the staging. On the H200 (session 16,
+// tg128, two rounds each) llama-8b Q4_0 175.0 tok/s against 168.9 with 4,
+// Q4_K_M 141.9 against 136.5, llama-1b Q4_K_M 448.9 against 409.4, llama-1b
+// Q4_0 513.5 against 506.6; segments of 2,048 or 4,096 values where the
+// matrix has fewer rows were no better.
+uint32_t staged_rows(const StagedFormat& f, int64_t n, int64_t cols, bool codes) {
   const uint32_t by_cols = cols <= 2 ? 8 : cols <= 4 ? 4 : 2;
   const uint32_t by_n = std::bit_floor(static_cast<uint32_t>(std::clamp<int64_t>(n / 256, 1, 8)));
-  return std::min({f.rows, by_cols, by_n});
+  return std::min({f.rows, by_cols, by_n, codes ? 2u : 8u});
 }
 
 void plan_staged(const pi_node& n, const StagedFormat& f, const Features& feat, bool codes,
@@ -106,7 +111,7 @@ void plan_staged(const pi_node& n, const StagedFormat& f, const Features& feat, 
   const uint32_t seg = staged_seg(f, type, w.ne[0]);
   const bool int_dot = matvec_int_dot(n, feat);
   const bool own_codes = int_dot && !codes;
-  uint32_t rows = staged_rows(f, d.ne[0], cols);
+  uint32_t rows = staged_rows(f, d.ne[0], cols, codes);
   // Fewer rows until the shared memory fits the device. One row fits the
   // 16 KiB every device has (segments of at most 2,048 values: under 4 KiB).
   while (staged_shared(f, seg, rows, cols, own_codes) > feat.max_shared && rows > 1) rows /= 2;
