@@ -292,6 +292,34 @@ TEST(VkFusion, SwigluQuantNeedsA8BitProductOfItsOutput) {
   EXPECT_EQ(kinds(plan(g))[2], kS);
 }
 
+// FLASH_ATTN over the cache (Q roped into slot 6), then the O product over
+// its output seen as one row of its heads.
+std::vector<pi_node> attn_o_nodes(uint32_t o_type = kQ4_0) {
+  const pi_tensor cache_k = tensor(kF16, kCache, 0, {kD, 8, kKvHeads});
+  const pi_tensor cache_v = tensor(kF16, kCache, kVCacheOffset, {kD, 8, kKvHeads});
+  const pi_tensor mask = tensor(kF32, kInputs, 4096, {8, 1});
+  std::vector<pi_node> g;
+  g.push_back(node(PI_OP_FLASH_ATTN, {slot(6, {kD, 1, kHeads}), cache_k, cache_v, mask},
+                   slot(7, {kD, kHeads, 1})));
+  g.push_back(mul_mat(o_type, 4096, kEmbd, slot(7, {kEmbd}), 8));
+  return g;
+}
+
+// The attention writes the O product's codes; a product that reads its
+// output otherwise (a head of it) or with float activations does not get them.
+TEST(VkFusion, AttentionWritesTheOProductsCodes) {
+  const std::vector<Unit> u = plan(attn_o_nodes());
+  EXPECT_EQ(writing(u), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(reading(u), (std::vector<uint32_t>{1}));
+  EXPECT_TRUE(quantized(u).empty());
+  std::vector<pi_node> g = attn_o_nodes();
+  g[1] = mul_mat(kQ4_0, 4096, kEmbd, slot(7, {kD}), 8);
+  EXPECT_TRUE(writing(plan(g)).empty());
+  EXPECT_EQ(quantized(plan(g)), (std::vector<uint32_t>{1}));
+  EXPECT_TRUE(writing(plan(attn_o_nodes(kQ8_0))).empty());
+  EXPECT_TRUE(writing(plan(attn_o_nodes(), features(true, false))).empty());
+}
+
 // A product that overwrites the activations ends the run: the next product
 // over "the same" tensor must quantize what is there now.
 TEST(VkFusion, ProductOverActivationsRequantizes) {

@@ -122,6 +122,25 @@ bool norm_codes_at(const pi_graph& g, const Unit& u, const Features& features) {
          mul.dst.ne[0] % 32 == 0 && shared <= features.max_shared;
 }
 
+// FLASH_ATTN at i whose output the next node, a MUL_MAT with 8-bit
+// activations, reads as rows of H x D values (the heads side by side: llama's
+// O projection): the attention dispatch writes the product's codes
+// (shaders/flash_attn.comp USE_CODES), a block of 32 values never straddling
+// two heads.
+bool attn_codes_at(const pi_graph& g, uint32_t i, const Features& features) {
+  if (!features.prequant || i + 1 >= g.n_nodes) return false;
+  const pi_node &a = g.nodes[i], &m = g.nodes[i + 1];
+  if (a.op != PI_OP_FLASH_ATTN || m.op != PI_OP_MUL_MAT || !matvec_int_dot(m, features))
+    return false;
+  const pi_tensor &o = a.dst, &x = m.src[1];  // o: [D, H, T]; x: [D H, T]
+  const bool o_rows = o.type == kF32 && o.nb[0] == 4 &&
+                      o.nb[1] == 4 * static_cast<uint64_t>(o.ne[0]) &&
+                      o.nb[2] == o.nb[1] * static_cast<uint64_t>(o.ne[1]) && o.ne[3] == 1;
+  return o_rows && o.ne[0] % 32 == 0 && x.type == kF32 && x.buffer == o.buffer &&
+         x.offset == o.offset && x.ne[0] == o.ne[0] * o.ne[1] && x.ne[1] == o.ne[2] &&
+         x.ne[2] == 1 && x.ne[3] == 1 && x.nb[0] == 4 && x.nb[1] == o.nb[2];
+}
+
 Unit unit_at(const pi_graph& g, uint32_t i) {
   if (add_norm_mul_at(g, i)) return {i, 3, UnitKind::kAddNormMul};
   if (norm_mul_at(g, i)) return {i, 2, UnitKind::kNormMul};
@@ -179,7 +198,8 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
       quantized = i + 1;
       runs.end(i + 1);
     } else {
-      u.writes_codes = norm_codes_at(g, u, features);
+      u.writes_codes = norm_codes_at(g, u, features) ||
+                       (u.kind == UnitKind::kSingle && attn_codes_at(g, i, features));
       if (u.writes_codes) quantized = i + u.count;
       runs.end(i + u.count);
     }

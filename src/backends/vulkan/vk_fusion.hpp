@@ -53,9 +53,9 @@ struct Unit {
   // Otherwise its workgroups quantize the activations themselves.
   bool reads_codes = false;
   bool quantize = false;
-  // A norm unit whose MUL output the next node, a MUL_MAT with 8-bit
-  // activations, reads: its dispatch also writes that output's codes
-  // (shaders/norm.comp CODES).
+  // A norm unit whose MUL output, or a FLASH_ATTN whose output, the next
+  // node, a MUL_MAT with 8-bit activations, reads: its dispatch also writes
+  // that product's codes (shaders/norm.comp, flash_attn.comp USE_CODES).
   bool writes_codes = false;
 };
 

@@ -225,8 +225,16 @@ class Planner {
       d.slots[2] = scratch_binding(codes_);
       reads[n_reads++] = scratch_bytes(codes_);
     }
-    const ByteRange write = bytes_of(n.dst);
-    finish(d, {reads, n_reads}, {&write, 1});
+    ByteRange writes[2] = {bytes_of(n.dst)};
+    if (u.writes_codes) {  // FLASH_ATTN: the next product's codes (vk_fusion.hpp)
+      const pi_tensor& act = g_.nodes[i + 1].src[1];
+      new_codes(act);
+      d.op.shader = "flash_attn_codes";
+      d.tensors[7] = scratch_tensor(act);
+      d.slots[7] = scratch_binding(codes_);
+      writes[1] = scratch_bytes(codes_);
+    }
+    finish(d, {reads, n_reads}, {writes, u.writes_codes ? 2u : 1u});
   }
 
   // A new scratch region for the codes of `act` (codes_); returns its blocks.

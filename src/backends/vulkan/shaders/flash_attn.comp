@@ -24,6 +24,37 @@ shared float qv[256];
 shared float part[WG];  // partial dot products, then the groups' P·V sums
 shared float sp[TILE];  // scores, then probabilities
 
+#ifdef USE_CODES
+#include "q8_block.glsl"
+layout(std430, set = 0, binding = 3) buffer Out { uint w[]; } outs[3];
+
+// USE_CODES (vk_fusion.hpp's Unit::writes_codes): the output of head h of
+// token t, in qv, as the codes of the next product, which reads the output as
+// one row of H D values per token: quantize_q8.comp's blocks (48 bytes), row
+// t's block (h D + 32 b) / 32 from the head's block b, to slot T_OUT2. No
+// quantize dispatch or barrier between the attention and the product. The
+// host checks that D is a multiple of 32.
+void store_codes(uint t, uint h, uint H, uint D) {
+  barrier();
+  const uint b = gl_LocalInvocationID.x;
+  if (b >= D / 32u) return;
+  vec4 x[8];
+  [[unroll]] for (uint j = 0u; j < 8u; ++j)
+    x[j] = vec4(qv[32u * b + 4u * j], qv[32u * b + 4u * j + 1u], qv[32u * b + 4u * j + 2u],
+                qv[32u * b + 4u * j + 3u]);
+  const Q8Block q = quantize_block(x);
+  const uint a = (t_off(T_OUT2) >> 2) + 12u * ((t * H + h) * (D / 32u) + b);
+  [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+    outs[2].w[a + j] = q.q0[j];
+    outs[2].w[a + 4u + j] = q.q1[j];
+  }
+  outs[2].w[a + 8u] = q.meta.x;
+  outs[2].w[a + 9u] = q.meta.y;
+  outs[2].w[a + 10u] = 0u;
+  outs[2].w[a + 11u] = 0u;
+}
+#endif
+
 float neg_inf() { return uintBitsToFloat(0xFF800000u); }
 bool is_neg_inf(float x) { return isinf(x) && x < 0.0; }
 
@@ -114,11 +145,19 @@ void main() {
   // The groups' sums: group 0 adds the others' (D < WG only).
   part[i] = acc[0];
   barrier();
-  if (g != 0u || i >= D) return;
-  float out0 = 0.0;
-  for (uint k = 0u; k < G; ++k) out0 += part[d0 + k * D];
-  const uint y = t_off(T_DST) + h * t_nb(T_DST, 1u) + t * t_nb(T_DST, 2u);
-  const float inv = l > 0.0 ? 1.0 / l : 0.0;
-  stf(y + 4u * d0, out0 * inv);
-  if (d0 + WG < D) stf(y + 4u * (d0 + WG), acc[1] * inv);
+  if (g == 0u && i < D) {
+    float out0 = 0.0;
+    for (uint k = 0u; k < G; ++k) out0 += part[d0 + k * D];
+    const uint y = t_off(T_DST) + h * t_nb(T_DST, 1u) + t * t_nb(T_DST, 2u);
+    const float inv = l > 0.0 ? 1.0 / l : 0.0;
+    stf(y + 4u * d0, out0 * inv);
+    if (d0 + WG < D) stf(y + 4u * (d0 + WG), acc[1] * inv);
+#ifdef USE_CODES
+    qv[d0] = out0 * inv;
+    if (d0 + WG < D) qv[d0 + WG] = acc[1] * inv;
+#endif
+  }
+#ifdef USE_CODES
+  store_codes(t, h, H, D);
+#endif
 }
