@@ -37,20 +37,23 @@ pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
 
   allocator = std::make_unique<polyinfer::vk::Allocator>(pd, device, [this] { drop_recordings(); });
 
-  // 0: the parameter words; 1: src0..src3 (read-only in the shaders); 2: dst.
+  // 0: the dispatch's parameter words (a uniform buffer); 1: src0..src3
+  // (read-only in the shaders); 2: dst.
   // Parameters, the four sources, the destination, a fused dispatch's two
   // further destinations (shaders/common.glsl).
   VkDescriptorSetLayoutBinding b[4]{};
   b[0].binding = 0;
-  b[0].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+  b[0].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
   b[0].descriptorCount = 1;
   b[0].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   b[1] = b[0];
+  b[1].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
   b[1].binding = 1;
   b[1].descriptorCount = 4;
-  b[2] = b[0];
+  b[2] = b[1];
   b[2].binding = 2;
-  b[3] = b[0];
+  b[2].descriptorCount = 1;
+  b[3] = b[1];
   b[3].binding = 3;
   b[3].descriptorCount = polyinfer::vk::kParamTensors - 5;
   VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
@@ -58,12 +61,9 @@ pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
   dl.pBindings = b;
   check(vkCreateDescriptorSetLayout(device, &dl, nullptr, &set_layout),
         "vkCreateDescriptorSetLayout");
-  VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, 4};
   VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   pl.setLayoutCount = 1;
   pl.pSetLayouts = &set_layout;
-  pl.pushConstantRangeCount = 1;
-  pl.pPushConstantRanges = &pcr;
   check(vkCreatePipelineLayout(device, &pl, nullptr, &pipeline_layout), "vkCreatePipelineLayout");
   VkCommandPoolCreateInfo cp{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   cp.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;

@@ -49,11 +49,12 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
   r.params = dev->allocator->create_host_buffer(param_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
   r.params_dev = dev->allocator->allocate(param_bytes);
   if (plan.scratch_bytes > 0) r.scratch = dev->allocator->allocate(plan.scratch_bytes);
-  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nn * (1 + kParamTensors)};
+  const VkDescriptorPoolSize ps[2] = {{VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, nn},
+                                      {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nn * kParamTensors}};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pci.maxSets = nn;
-  pci.poolSizeCount = 1;
-  pci.pPoolSizes = &ps;
+  pci.poolSizeCount = 2;
+  pci.pPoolSizes = ps;
   check(vkCreateDescriptorPool(dev->device, &pci, nullptr, &r.pool), "vkCreateDescriptorPool");
   std::vector<VkDescriptorSetLayout> layouts(nn, dev->set_layout);
   std::vector<VkDescriptorSet> sets(nn);
@@ -85,7 +86,7 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
   vkCmdCopyBuffer(r.cmd, r.params.buffer, pbuf, 1, &region);
   VkMemoryBarrier pb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   pb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  pb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+  pb.dstAccessMask = VK_ACCESS_UNIFORM_READ_BIT;
   vkCmdPipelineBarrier(r.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        0, 1, &pb, 0, nullptr, 0, nullptr);
   if (dev->profile_nodes) {
@@ -101,7 +102,8 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
     const DispatchPlan& np = plan.dispatches[i];
     VkDescriptorBufferInfo infos[kParamTensors];
     for (uint32_t s = 0; s < kParamTensors; ++s) infos[s] = buffer_info(np.slots[s], r.scratch);
-    VkDescriptorBufferInfo pinfo{pbuf, r.params_dev.offset, param_bytes};
+    VkDescriptorBufferInfo pinfo{pbuf, r.params_dev.offset + uint64_t{i} * kParamWords * 4,
+                                 kParamWords * 4};
     // Binding 0 the parameters, 1 the sources, 2 the destination, 3 the further ones.
     const uint32_t counts[4] = {1, 4, 1, kParamTensors - 5};
     const VkDescriptorBufferInfo* firsts[4] = {&pinfo, infos, &infos[4], &infos[5]};
@@ -110,7 +112,8 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
       wr[k].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
       wr[k].dstSet = sets[i];
       wr[k].dstBinding = k;
-      wr[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      wr[k].descriptorType =
+          k == 0 ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       wr[k].descriptorCount = counts[k];
       wr[k].pBufferInfo = firsts[k];
     }
@@ -121,8 +124,6 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
                       dev->pipeline({np.op.shader, np.op.spec, np.op.n_spec}));
     vkCmdBindDescriptorSets(r.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dev->pipeline_layout, 0, 1,
                             &sets[i], 0, nullptr);
-    const uint32_t base = i * kParamWords;
-    vkCmdPushConstants(r.cmd, dev->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &base);
     // Profiling puts a barrier before every dispatch (plan_graph), so the
     // pair spans this dispatch alone.
     if (r.queries)

@@ -49,8 +49,8 @@ std::unique_ptr<Block> Allocator::create_block(uint64_t size, bool dedicated) {
   b->dedicated = dedicated;
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = size;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
+             VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   check(vkCreateBuffer(dev_, &bi, nullptr, &b->buffer), "vkCreateBuffer");
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(dev_, b->buffer, &req);

@@ -15,9 +15,10 @@ namespace polyinfer::vk {
 // Dispatch parameter words (shaders/common.glsl reads the same layout): 8
 // tensors (src0..3, dst and a fused dispatch's three further outputs) x 9
 // words (offset, ne[4], nb[4]), i[8] at 72, f[8] at 80, host-derived words at
-// 88.
+// 88. Each dispatch binds its own 512 bytes as a uniform buffer: a multiple of
+// every device's minUniformBufferOffsetAlignment (at most 256).
 constexpr uint32_t kParamTensors = 8;
-constexpr uint32_t kParamWords = 96;
+constexpr uint32_t kParamWords = 128;
 constexpr uint32_t kExtraBase = 88;
 
 // Specialization constants 0..n_spec - 1 of a shader.
