@@ -44,14 +44,7 @@ void store_codes(uint t, uint h, uint H, uint D) {
                 qv[32u * b + 4u * j + 3u]);
   const Q8Block q = quantize_block(x);
   const uint a = (t_off(T_OUT2) >> 2) + 12u * ((t * H + h) * (D / 32u) + b);
-  [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-    outs[2].w[a + j] = q.q0[j];
-    outs[2].w[a + 4u + j] = q.q1[j];
-  }
-  outs[2].w[a + 8u] = q.meta.x;
-  outs[2].w[a + 9u] = q.meta.y;
-  outs[2].w[a + 10u] = 0u;
-  outs[2].w[a + 11u] = 0u;
+  [[unroll]] for (uint j = 0u; j < 12u; ++j) outs[2].w[a + j] = q8_word(q, j);
 }
 #endif
 

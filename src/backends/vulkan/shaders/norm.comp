@@ -73,15 +73,7 @@ void store_codes(uint r, uint K, float y[R]) {
       x[j] = vec4(row_vals[b + 4u * j], row_vals[b + 4u * j + 1u], row_vals[b + 4u * j + 2u],
                   row_vals[b + 4u * j + 3u]);
     const Q8Block q = quantize_block(x);
-    const uint a = o + 12u * blk;
-    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-      outs[2].w[a + j] = q.q0[j];
-      outs[2].w[a + 4u + j] = q.q1[j];
-    }
-    outs[2].w[a + 8u] = q.meta.x;
-    outs[2].w[a + 9u] = q.meta.y;
-    outs[2].w[a + 10u] = 0u;
-    outs[2].w[a + 11u] = 0u;
+    [[unroll]] for (uint j = 0u; j < 12u; ++j) outs[2].w[o + 12u * blk + j] = q8_word(q, j);
   }
 }
 #endif

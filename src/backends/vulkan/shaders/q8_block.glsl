@@ -28,6 +28,15 @@ struct Q8Block {
   uvec2 meta;    // d's bits; the sums of codes 0..15 and 16..31, 16 bits each
 };
 
+// Word j (0..11) of a block as it is stored for the products (48 bytes:
+// codes 0..15, codes 16..31, meta, two zero words; unit_dot_q8.glsl reads
+// them as three uvec4s). quantize_q8.comp, norm.comp and flash_attn.comp
+// store blocks word by word through it, each to its own binding.
+uint q8_word(Q8Block b, uint j) {
+  const uvec4 v = j < 4u ? b.q0 : j < 8u ? b.q1 : uvec4(b.meta, 0u, 0u);
+  return v[j % 4u];
+}
+
 Q8Block quantize_block(vec4 x[8]) {
   float amax = 0.0;
   [[unroll]] for (uint j = 0u; j < 8u; ++j) {

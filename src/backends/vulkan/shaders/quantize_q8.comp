@@ -22,14 +22,7 @@ layout(std430, set = 0, binding = 3) buffer Out { uint w[]; } outs[1];
 // Block i of the destination, 48 bytes as above.
 void store_block(uint i, Q8Block b) {
   const uint o = (t_off(T_DST) >> 2) + 12u * i;
-  [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-    dst.w[o + j] = b.q0[j];
-    dst.w[o + 4u + j] = b.q1[j];
-  }
-  dst.w[o + 8u] = b.meta.x;
-  dst.w[o + 9u] = b.meta.y;
-  dst.w[o + 10u] = 0u;
-  dst.w[o + 11u] = 0u;
+  [[unroll]] for (uint j = 0u; j < 12u; ++j) dst.w[o + j] = q8_word(b, j);
 }
 
 shared float values[64];
