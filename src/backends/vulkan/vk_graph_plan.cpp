@@ -93,6 +93,23 @@ bool activations_vec4(const Binding& b, const pi_tensor& src1) {
   return ((b.offset | src1.nb[1] | src1.nb[2] | src1.nb[3]) & 15u) == 0;
 }
 
+// Whether FLASH_ATTN may take shaders/flash_attn_vec.comp: a few query
+// tokens (decode; prefill keeps flash_attn.comp, whose pp512 was measured),
+// an F16 cache whose rows and heads start 16-byte aligned within their
+// bindings (it reads them as 16-byte pieces), D a multiple of 8 in 32..256
+// and a mask whose rows are word aligned.
+constexpr int64_t kVecAttnTokens = 8;
+bool attn_vec(const pi_node& n, const std::array<Binding, kParamTensors>& slots) {
+  constexpr uint32_t kF16 = 1;  // GGUF type id
+  const pi_tensor &q = n.src[0], &k = n.src[1], &v = n.src[2], &mask = n.src[3];
+  const int64_t d = q.ne[0];
+  const bool kv16 =
+      ((slots[1].offset | k.nb[1] | k.nb[2] | slots[2].offset | v.nb[1] | v.nb[2]) & 15u) == 0;
+  const bool mask4 = mask.buffer == nullptr || ((slots[3].offset | mask.nb[1]) & 3u) == 0;
+  return k.type == kF16 && q.ne[1] <= kVecAttnTokens && d % 8 == 0 && d >= 32 && d <= 256 && kv16 &&
+         mask4;
+}
+
 // A region of the recording's scratch buffer: where one quantization's
 // blocks go (48 bytes per 32 activations, shaders/quantize_q8.comp). Regions
 // never share bytes, so only a product reading its own codes waits.
@@ -219,6 +236,8 @@ class Planner {
       if (s < 4 && from == s) reads[n_reads++] = bytes_of(n.src[s]);
     }
     if (n.op == PI_OP_MUL_MAT) d.op.spec[2] = activations_vec4(d.slots[1], n.src[1]) ? 1 : 0;
+    const bool vec_attn = n.op == PI_OP_FLASH_ATTN && attn_vec(n, d.slots);
+    if (vec_attn) d.op.shader = "flash_attn_vec";
     if (u.reads_codes) {
       // The codes of src1 that the last quantization wrote (vk_fusion.hpp).
       d.tensors[2] = scratch_tensor(n.src[1]);
@@ -229,7 +248,7 @@ class Planner {
     if (u.writes_codes) {  // FLASH_ATTN: the next product's codes (vk_fusion.hpp)
       const pi_tensor& act = g_.nodes[i + 1].src[1];
       new_codes(act);
-      d.op.shader = "flash_attn_codes";
+      d.op.shader = vec_attn ? "flash_attn_vec_codes" : "flash_attn_codes";
       d.tensors[7] = scratch_tensor(act);
       d.slots[7] = scratch_binding(codes_);
       writes[1] = scratch_bytes(codes_);

@@ -1,5 +1,6 @@
 #version 450
 // FLASH_ATTN: one workgroup of 128 invocations per (query token t, head h).
+// (Decode over an aligned F16 cache takes flash_attn_vec.comp: vk_graph_plan.cpp.)
 // K/V are walked in tiles of 32 positions:
 //  1. scores: four invocations per position, each a quarter of the dot
 //     product (interleaved words of the K row, so that the four read adjacent
@@ -24,32 +25,7 @@ shared float qv[256];
 shared float part[WG];  // partial dot products, then the groups' P·V sums
 shared float sp[TILE];  // scores, then probabilities
 
-#ifdef USE_CODES
-#include "q8_block.glsl"
-layout(std430, set = 0, binding = 3) buffer Out { uint w[]; } outs[3];
-
-// USE_CODES (vk_fusion.hpp's Unit::writes_codes): the output of head h of
-// token t, in qv, as the codes of the next product, which reads the output as
-// one row of H D values per token: quantize_q8.comp's blocks (48 bytes), row
-// t's block (h D + 32 b) / 32 from the head's block b, to slot T_OUT2. No
-// quantize dispatch or barrier between the attention and the product. The
-// host checks that D is a multiple of 32.
-void store_codes(uint t, uint h, uint H, uint D) {
-  barrier();
-  const uint b = gl_LocalInvocationID.x;
-  if (b >= D / 32u) return;
-  vec4 x[8];
-  [[unroll]] for (uint j = 0u; j < 8u; ++j)
-    x[j] = vec4(qv[32u * b + 4u * j], qv[32u * b + 4u * j + 1u], qv[32u * b + 4u * j + 2u],
-                qv[32u * b + 4u * j + 3u]);
-  const Q8Block q = quantize_block(x);
-  const uint a = (t_off(T_OUT2) >> 2) + 12u * ((t * H + h) * (D / 32u) + b);
-  [[unroll]] for (uint j = 0u; j < 12u; ++j) outs[2].w[a + j] = q8_word(q, j);
-}
-#endif
-
-float neg_inf() { return uintBitsToFloat(0xFF800000u); }
-bool is_neg_inf(float x) { return isinf(x) && x < 0.0; }
+#include "attn_out.glsl"
 
 // Slice `s` of the dot product of q with the K row at byte `row`.
 float partial_dot(uint row, uint D, uint s, bool words) {

@@ -1,0 +1,31 @@
+// What both FLASH_ATTN shaders (flash_attn.comp, flash_attn_vec.comp) share:
+// -inf tests and, with USE_CODES, the output of one head stored as the next
+// product's 8-bit codes. Needs common.glsl and a shared float qv[] holding
+// the head's D output values.
+
+float neg_inf() { return uintBitsToFloat(0xFF800000u); }
+bool is_neg_inf(float x) { return isinf(x) && x < 0.0; }
+
+#ifdef USE_CODES
+#include "q8_block.glsl"
+layout(std430, set = 0, binding = 3) buffer Out { uint w[]; } outs[3];
+
+// USE_CODES (vk_fusion.hpp's Unit::writes_codes): the output of head h of
+// token t, in qv, as the codes of the next product, which reads the output as
+// one row of H D values per token: quantize_q8.comp's blocks (48 bytes), row
+// t's block (h D + 32 b) / 32 from the head's block b, to slot T_OUT2. No
+// quantize dispatch or barrier between the attention and the product. The
+// host checks that D is a multiple of 32.
+void store_codes(uint t, uint h, uint H, uint D) {
+  barrier();
+  const uint b = gl_LocalInvocationID.x;
+  if (b >= D / 32u) return;
+  vec4 x[8];
+  [[unroll]] for (uint j = 0u; j < 8u; ++j)
+    x[j] = vec4(qv[32u * b + 4u * j], qv[32u * b + 4u * j + 1u], qv[32u * b + 4u * j + 2u],
+                qv[32u * b + 4u * j + 3u]);
+  const Q8Block q = quantize_block(x);
+  const uint a = (t_off(T_OUT2) >> 2) + 12u * ((t * H + h) * (D / 32u) + b);
+  [[unroll]] for (uint j = 0u; j < 12u; ++j) outs[2].w[a + j] = q8_word(q, j);
+}
+#endif

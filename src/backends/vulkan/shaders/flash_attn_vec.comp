@@ -1,0 +1,137 @@
+#version 450
+// FLASH_ATTN for a few query tokens (decode) over an F16 KV cache whose rows
+// and heads start 16-byte aligned, D a multiple of 8 in 32..256
+// (vk_graph_plan.cpp picks it; flash_attn.comp takes the rest). One
+// workgroup of WG per (query token t, head h). A K or V row is L = D / 8
+// pieces of 16 bytes; invocation i is lane i % L of slot i / L, and the P =
+// WG / L slots walk the positions in chunks of C = P R, R positions each:
+//  1. every invocation loads its lane's piece of the K row and of the V row
+//     of its R positions, and their mask values, all before any is used (so
+//     that the chunk's K and V are in flight together, where flash_attn.comp
+//     reads K, waits on barriers, then reads V);
+//  2. it dots its 8 dims of q with its K pieces; barrier; C invocations add
+//     a position's L partial dots into its score;
+//  3. online softmax over the chunk (running max m, each slot its own sum);
+//  4. P·V: its 8 output dims from its R V pieces.
+// Then the slots' sums are added through shared memory. R = 4: with R = 8 (workgroups
+// of 128 or 256) llama-8b's attention took 24.5-25.1 us against 12.3 on the H200
+// (BENCHMARKS.md, session 17), its 16 pieces per invocation costing more than the longer
+// chunk saved.
+// Softmax with a running max: Milakov & Gimelshein, "Online normalizer
+// calculation for softmax" (2018); FlashAttention: Dao et al. (2022).
+#include "common.glsl"
+layout(local_size_x = 256) in;
+
+const uint WG = 256u, R = 4u;
+
+// K (src1) and V (src2) as 16-byte pieces; the host checks the alignment.
+layout(std430, set = 0, binding = 1) readonly buffer Pieces { uvec4 v[]; } pieces[4];
+
+shared float qv[256];   // the head's output (USE_CODES)
+shared float red[8u * WG];  // partial dots (C L <= R WG), then the slots' sums (P D = 8 WG)
+shared float sp[WG];    // the chunk's scores (C <= WG for D >= 32)
+
+#include "attn_out.glsl"
+
+// The 4 halves of two words, and the first and last 4 of a piece's 8.
+vec4 halves4(uint a, uint b) {
+  return vec4(half_to_float(a & 0xFFFFu), half_to_float(a >> 16), half_to_float(b & 0xFFFFu),
+              half_to_float(b >> 16));
+}
+vec4 lo4(uvec4 p) { return halves4(p.x, p.y); }
+vec4 hi4(uvec4 p) { return halves4(p.z, p.w); }
+
+void main() {
+  const uint D = t_ne(T_SRC0, 0u), T = t_ne(T_SRC0, 1u), H = t_ne(T_SRC0, 2u);
+  const uint o = wg_index();
+  if (o >= T * H) return;  // uniform per workgroup
+  const uint t = o % T, h = o / T, i = gl_LocalInvocationID.x;
+  const uint L = D / 8u, P = WG / L, C = P * R, lane = i % L, slot = i / L;
+  const bool in_use = slot < P;
+  const uint n_kv = t_ne(T_SRC1, 1u), hkv = h / (H / t_ne(T_SRC1, 2u));
+  const uint qa = t_off(T_SRC0) + t * t_nb(T_SRC0, 1u) + h * t_nb(T_SRC0, 2u) + 32u * lane;
+  const vec4 q0 = vec4(ldf(T_SRC0, qa), ldf(T_SRC0, qa + 4u), ldf(T_SRC0, qa + 8u),
+                       ldf(T_SRC0, qa + 12u));
+  const vec4 q1 = vec4(ldf(T_SRC0, qa + 16u), ldf(T_SRC0, qa + 20u), ldf(T_SRC0, qa + 24u),
+                       ldf(T_SRC0, qa + 28u));
+  const bool masked = p_u(0u) != 0u;
+  const uint mrow = masked ? (t_off(T_SRC3) + t * t_nb(T_SRC3, 1u)) >> 2 : 0u;
+  const uint k16 = ((t_off(T_SRC1) + hkv * t_nb(T_SRC1, 2u)) >> 4) + lane;
+  const uint v16 = ((t_off(T_SRC2) + hkv * t_nb(T_SRC2, 2u)) >> 4) + lane;
+  const uint ks16 = t_nb(T_SRC1, 1u) >> 4, vs16 = t_nb(T_SRC2, 1u) >> 4;
+  const float scale = p_f(0u), NEG_INF = neg_inf();
+
+  float m = NEG_INF, lsum = 0.0;
+  vec4 acc0 = vec4(0.0), acc1 = vec4(0.0);
+  for (uint j0 = 0u; j0 < n_kv; j0 += C) {
+    // 1. Loads at clamped positions, so that none waits on a branch.
+    uvec4 kp[R], vp[R];
+    float mk[R];
+    [[unroll]] for (uint r = 0u; r < R; ++r) {
+      const uint j = min(j0 + slot + r * P, n_kv - 1u);
+      kp[r] = pieces[T_SRC1].v[k16 + j * ks16];
+      vp[r] = pieces[T_SRC2].v[v16 + j * vs16];
+      mk[r] = masked ? uintBitsToFloat(bufs[T_SRC3].w[mrow + j]) : 0.0;
+    }
+    // 2. Scores: lane 0 adds the mask, so that a masked position sums to -inf.
+    [[unroll]] for (uint r = 0u; r < R; ++r) {
+      const uint c = slot + r * P;
+      if (in_use) {
+        const float d = dot(q0, lo4(kp[r])) + dot(q1, hi4(kp[r]));
+        const bool live = j0 + c < n_kv;
+        red[c * L + lane] = !live ? NEG_INF : scale * d + (lane == 0u ? mk[r] : 0.0);
+      }
+    }
+    barrier();
+    if (i < C) {
+      float s = 0.0;
+      for (uint k = 0u; k < L; ++k) s += red[i * L + k];
+      sp[i] = s;
+    }
+    barrier();
+    // 3. The chunk's max: the same in every invocation.
+    float cmax = NEG_INF;
+    for (uint k = 0u; k < C; ++k) cmax = max(cmax, sp[k]);
+    const float m_new = max(m, cmax);
+    if (!is_neg_inf(m_new)) {  // uniform
+      const float corr = is_neg_inf(m) ? 0.0 : exp_acc(m - m_new);
+      acc0 *= corr;
+      acc1 *= corr;
+      lsum *= corr;
+      // 4. P·V over this invocation's positions.
+      [[unroll]] for (uint r = 0u; r < R; ++r) {
+        const float s = in_use ? sp[slot + r * P] : NEG_INF;
+        const float p = is_neg_inf(s) ? 0.0 : exp_acc(s - m_new);
+        lsum += p;
+        acc0 += p * lo4(vp[r]);
+        acc1 += p * hi4(vp[r]);
+      }
+      m = m_new;
+    }
+    barrier();  // before the next chunk overwrites red and sp
+  }
+  // The slots' sums: slot s's dims at red[s D ..], its softmax sum at sp[s].
+  if (in_use) {
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+      red[slot * D + 8u * lane + e] = acc0[e];
+      red[slot * D + 8u * lane + 4u + e] = acc1[e];
+    }
+    if (lane == 0u) sp[slot] = lsum;
+  }
+  barrier();
+  if (i < D) {
+    float out0 = 0.0, l = 0.0;
+    for (uint s = 0u; s < P; ++s) {
+      out0 += red[s * D + i];
+      l += sp[s];
+    }
+    const float y = out0 * (l > 0.0 ? 1.0 / l : 0.0);
+    stf(t_off(T_DST) + h * t_nb(T_DST, 1u) + t * t_nb(T_DST, 2u) + 4u * i, y);
+#ifdef USE_CODES
+    qv[i] = y;
+#endif
+  }
+#ifdef USE_CODES
+  store_codes(t, h, H, D);
+#endif
+}
