@@ -132,6 +132,42 @@ void plan_staged(const pi_node& n, const StagedFormat& f, const Features& feat, 
         {}};
 }
 
+// ---- shaders/mul_mat_vec_direct.comp ----------------------------------------
+
+// Q4_0, Q4_K or Q6_K rows dotted with codes read from src2, one batch: whole
+// items (a Q4_0 block, a quarter of a K-quant block) loaded into registers, no
+// staging (the shader says why). Q4_0 and Q6_K rows start at an even byte,
+// Q4_K rows at a word (one batch: nb[2], nb[3] do not matter).
+bool direct_format(const pi_node& n, bool codes) {
+  const pi_tensor &w = n.src[0], &d = n.dst;
+  const uint64_t align = w.type == kQ4_K ? 4 : 2;  // sub-allocations start at 256 bytes
+  const bool aligned =
+      (w.type == kQ4_0 || w.type == kQ4_K || w.type == kQ6_K) && (w.offset | w.nb[1]) % align == 0;
+  return codes && aligned && d.ne[2] == 1 && d.ne[3] == 1;
+}
+
+// One item per invocation and pass, workgroups of the row's items within
+// 32..64, 2 rows of Q4_0 and 1 of Q4_K or Q6_K per workgroup. On the H200 (session
+// 17, tg128, two rounds; BENCHMARKS.md) llama-8b Q4_0 251.9 / 243.8 tok/s
+// against 241.6 / 238.9 with 128 invocations, 219.7 / 215.8 with 256, 226.3
+// / 222.4 with 2 items per pass and 221.7 / 226.5 staged; llama-8b Q4_K_M
+// 186.4 / 187.5 with 1 row against 182.8 / 182.3 with 2 and 170.2 / 169.4
+// staged; llama-1b Q4_K_M (rows of 32 items) 575.1 / 562.6 with 32
+// invocations against 536.2 / 523.6 with 64.
+void plan_direct(const pi_node& n, const Features& feat, OpPlan* p) {
+  const pi_tensor &w = n.src[0], &d = n.dst;
+  const bool qk = w.type != kQ4_0;  // two units per item
+  const uint64_t items = static_cast<uint64_t>(w.ne[0]) / (qk ? 64 : 32);
+  const uint32_t wg = static_cast<uint32_t>(std::clamp<uint64_t>(std::bit_ceil(items), 32, 64));
+  const uint32_t rows = qk ? 1 : 2;
+  const uint64_t groups = (static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows;
+  *p = {subgroup_reduce(feat, wg) ? "mul_mat_vec_direct_subgroup" : "mul_mat_vec_direct",
+        {w.type, static_cast<uint32_t>(d.ne[1]), 0, wg, rows},
+        5,
+        groups,
+        {}};
+}
+
 // ---- shaders/mul_mat_vec.comp (the other types) -----------------------------
 
 // NROWS there: few columns leave registers for more rows.
@@ -166,6 +202,10 @@ void plan_matvec(const pi_node& n, const Features& features, OpPlan* p) {
 void plan_matvec_codes(const pi_node& n, const Features& features, bool codes, OpPlan* p) {
   const pi_tensor &w = n.src[0], &d = n.dst;
   StagedFormat f;
+  if (direct_format(n, codes && matvec_int_dot(n, features))) {
+    plan_direct(n, features, p);
+    return;
+  }
   if (staged_format(w.type, w.ne[0], &f)) {
     plan_staged(n, f, features, codes && matvec_int_dot(n, features), p);
     return;

@@ -1,6 +1,5 @@
-// A unit of a staged weight row (staged_rows.glsl) decoded to codes and
-// scales, for both kinds of activations (unit_dot_f32.glsl, unit_dot_q8.glsl):
-// 32 values of a quantized row (one activation block), 8 of an F16 row.
+// A unit (unit.glsl) of a staged weight row (staged_rows.glsl) decoded to
+// codes and scales.
 // Layouts as include/polyinfer/quant_blocks.hpp: Q4_0 d, 16 bytes of nibbles
 // (byte l: values l and l + 16); Q8_0 d, 32 signed bytes; Q4_K/Q5_K d, dmin,
 // 12 bytes of 6-bit scales and mins, (Q5_K: 32 bytes of fifth bits), 128
@@ -8,15 +7,7 @@
 // bytes of low nibbles, 64 of 2-bit highs, 16 int8 scales (one per 16
 // values), d.
 
-const uint UNIT = WTYPE == 1u ? 8u : 32u;
-// What every code stands above: value = d * (code - OFFSET) - m.
-const float OFFSET = WTYPE == 2u ? 8.0 : WTYPE == 8u ? 128.0 : WTYPE == 14u ? 32.0 : 0.0;
-
-struct Unit {
-  uvec4 q0, q1;  // codes of values 0..15 and 16..31, a byte each (F16: q0 = 8 halves)
-  float d0, d1;  // scale of values 0..15 and 16..31
-  float m;       // min (Q4_K, Q5_K)
-};
+#include "unit.glsl"
 
 // Unit u of a row segment staged at byte b.
 Unit staged_unit(uint b, uint u) {

@@ -1,0 +1,146 @@
+#version 450
+// MUL_MAT of Q4_0, Q4_K or Q6_K rows with 1..2 activation columns read as
+// 8-bit codes from src2 (decode with integer dot products:
+// vk_matvec_plan.cpp picks it), with no staging through shared memory. A row
+// is a run of items:
+//  * Q4_0: a block (18 bytes, one unit of 32 values);
+//  * Q4_K: a quarter of a block: its 16-byte head (d, dmin, scales) and the
+//    32 bytes of nibbles of units 2p and 2p + 1 (low and high nibbles);
+//  * Q6_K: units 4h + p and 4h + p + 2 of a block (half h, p = 0 or 1),
+//    which share 32 bytes of low nibbles and 32 of high bits, with their
+//    scales and d.
+// A workgroup of WG computes ROWS rows; invocation i takes items i, i + WG,
+// ... of each row, one per pass. A pass first loads the aligned words of its
+// items (Q4_0: the 5 words around its 18 bytes, which start at an even byte;
+// Q4_K: 12 words; Q6_K: 22), all before any is used, then the activation
+// blocks, and dots the units (unit_dot_q8.glsl). Where the staged kernel
+// (mul_mat_vec_staged.comp) takes the row in segments, each through shared
+// memory and two barriers, here a pass has all its bytes in flight at once
+// and no barrier. Layouts as include/polyinfer/quant_blocks.hpp.
+#include "common.glsl"
+#include "blocks.glsl"
+layout(local_size_x_id = 3) in;
+layout(constant_id = 0) const uint WTYPE = 2u;  // Q4_0 (2), Q4_K (12) or Q6_K (14)
+layout(constant_id = 1) const uint NCOLS = 1u;
+layout(constant_id = 4) const uint ROWS = 2u;
+const uint WG = gl_WorkGroupSize.x;
+const uint NSUMS = ROWS * NCOLS;
+const bool QK = WTYPE == 12u, Q6 = WTYPE == 14u;
+const uint ITEM_UNITS = QK || Q6 ? 2u : 1u;
+// Words of an item: 5 (Q4_0), 12 (Q4_K) or 22 (Q6_K); the arrays take 22
+// whatever the type, since glslc sizes them with the constants' defaults.
+const uint ITEM_WORDS = 22u;
+#define PREQUANT 1
+
+float acc[NSUMS];
+
+#include "unit.glsl"
+#include "unit_dot_q8.glsl"
+#include "reduce.glsl"
+
+uint word(uint i) { return bufs[T_SRC0].w[i]; }
+
+// Byte addresses of the parts of Q6_K item q of the row at byte `row`: low
+// nibbles, high bits, the 8 scale bytes of half h, d.
+uvec4 q6_parts(uint row, uint q) {
+  const uint blk = row + 210u * (q / 4u), h = (q % 4u) / 2u;
+  return uvec4(blk + 64u * h + 32u * (q % 2u), blk + 128u + 32u * h, blk + 192u + 8u * h, blk + 208u);
+}
+
+// The words of item q of the row at byte `row`.
+void load_item(uint row, uint q, out uint w[ITEM_WORDS]) {
+  if (Q6) {
+    const uvec4 a = q6_parts(row, q) >> 2;
+    [[unroll]] for (uint k = 0u; k < 9u; ++k) w[k] = word(a.x + k);
+    [[unroll]] for (uint k = 0u; k < 9u; ++k) w[9u + k] = word(a.y + k);
+    [[unroll]] for (uint k = 0u; k < 3u; ++k) w[18u + k] = word(a.z + k);
+    w[21] = word(a.w);
+  } else if (QK) {
+    const uint head = (row + 144u * (q / 4u)) >> 2, qs = head + 4u + 8u * (q % 4u);
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) w[k] = word(head + k);
+    [[unroll]] for (uint k = 0u; k < 8u; ++k) w[4u + k] = word(qs + k);
+  } else {
+    const uint i = (row + 18u * q) >> 2;
+    [[unroll]] for (uint k = 0u; k < 5u; ++k) w[k] = word(i + k);
+  }
+}
+
+// Unit u of item q (loaded from the row at byte `row`) as staged_units.glsl
+// decodes it.
+Unit item_unit(uint w[ITEM_WORDS], uint row, uint q, uint u) {
+  if (Q6) {
+    // Unit 4h + p + 2u: low nibbles (ql >> 4u), high bits (qh >> 2 (p + 2u)),
+    // scales at byte 2 (p + 2u) of the half's 8, one per 16 values.
+    const uvec4 a = q6_parts(row, q);
+    const uint sl = (a.x & 3u) * 8u, sh = (a.y & 3u) * 8u, p = q % 2u;
+    const uint lsh = 4u * u, hsh = 2u * (p + 2u * u);
+    const uvec4 l0 = funnel(uvec4(w[0], w[1], w[2], w[3]), uvec4(w[1], w[2], w[3], w[4]), sl);
+    const uvec4 l1 = funnel(uvec4(w[4], w[5], w[6], w[7]), uvec4(w[5], w[6], w[7], w[8]), sl);
+    const uvec4 h0 = funnel(uvec4(w[9], w[10], w[11], w[12]), uvec4(w[10], w[11], w[12], w[13]), sh);
+    const uvec4 h1 = funnel(uvec4(w[13], w[14], w[15], w[16]), uvec4(w[14], w[15], w[16], w[17]), sh);
+    const uint o = (a.z & 3u) + 2u * (p + 2u * u);  // even: the two bytes share a word
+    const uint sw = o < 4u ? w[18] : o < 8u ? w[19] : w[20];
+    const int sc = int(sw >> ((o & 3u) * 8u));
+    const float d = half_to_float((w[21] >> ((a.w & 3u) * 8u)) & 0xFFFFu);
+    return Unit(((l0 >> lsh) & 0x0F0F0F0Fu) | (((h0 >> hsh) & 0x03030303u) << 4u),
+                ((l1 >> lsh) & 0x0F0F0F0Fu) | (((h1 >> hsh) & 0x03030303u) << 4u),
+                d * float((sc << 24) >> 24), d * float((sc << 16) >> 24), 0.0);
+  }
+  if (QK) {
+    const uint j = 2u * (q % 4u) + u, sh = 4u * u;
+    const uvec2 sm = kq_scale_min(uvec3(w[1], w[2], w[3]), j);
+    const uvec4 lo = uvec4(w[4], w[5], w[6], w[7]), hi = uvec4(w[8], w[9], w[10], w[11]);
+    const float d = half_to_float(w[0] & 0xFFFFu) * float(sm.x);
+    return Unit((lo >> sh) & 0x0F0F0F0Fu, (hi >> sh) & 0x0F0F0F0Fu, d, d,
+                half_to_float(w[0] >> 16) * float(sm.y));
+  }
+  // The block starts at byte 0 (s false) or 2 (s true) of w[0]: d, then 16
+  // bytes of nibbles (byte l: values l and l + 16).
+  const bool s = ((row + 18u * q) & 2u) != 0u;
+  const uvec4 hi = uvec4(w[1], w[2], w[3], w[4]);
+  const uvec4 b = s ? hi : funnel(uvec4(w[0], w[1], w[2], w[3]), hi, 16u);
+  const float d = half_to_float(s ? w[0] >> 16 : w[0] & 0xFFFFu);
+  return Unit(b & 0x0F0F0F0Fu, (b >> 4u) & 0x0F0F0F0Fu, d, d, 0.0);
+}
+
+// The activation block of unit u of item q.
+uint item_block(uint q, uint u) {
+  if (Q6) return 8u * (q / 4u) + 4u * ((q % 4u) / 2u) + q % 2u + 2u * u;
+  return ITEM_UNITS * q + u;
+}
+
+void main() {
+  const uint N = t_ne(T_DST, 0u), row_groups = (N + ROWS - 1u) / ROWS, o = wg_index();
+  if (o >= row_groups) return;  // uniform per workgroup
+  const uint n0 = o * ROWS, valid = min(ROWS, N - n0);
+  const uint nb = t_ne(T_SRC0, 0u) / 32u, items = nb / ITEM_UNITS, stride = t_nb(T_SRC0, 1u);
+  uint row[ROWS];  // clamped: the last workgroup's rows past N load row N - 1
+  [[unroll]] for (uint r = 0u; r < ROWS; ++r)
+    row[r] = t_off(T_SRC0) + (n0 + min(r, valid - 1u)) * stride;
+  [[unroll]] for (uint c = 0u; c < NCOLS; ++c) qcol[c] = (t_off(T_SRC2) >> 4) + 3u * c * nb;
+  [[unroll]] for (uint i = 0u; i < NSUMS; ++i) acc[i] = 0.0;
+
+  const uint lane = gl_LocalInvocationID.x;
+  for (uint q0 = 0u; q0 < items; q0 += WG) {
+    // Loads at a clamped item, so that none waits on a branch.
+    const uint q = q0 + lane;
+    uint w[ROWS][ITEM_WORDS];
+    [[unroll]] for (uint r = 0u; r < ROWS; ++r) load_item(row[r], min(q, items - 1u), w[r]);
+    if (q < items) {
+      [[unroll]] for (uint u = 0u; u < ITEM_UNITS; ++u) {
+        [[unroll]] for (uint c = 0u; c < NCOLS; ++c) {
+          const Act a = load_act(c, 0u, item_block(q, u));
+          [[unroll]] for (uint r = 0u; r < ROWS; ++r)
+            acc[r * NCOLS + c] += unit_dot(item_unit(w[r], row[r], q, u), a);
+        }
+      }
+    }
+  }
+
+  reduce_sums();
+  const uint t = gl_LocalInvocationID.x;
+  if (t < NSUMS) {
+    const uint r = t / NCOLS, c = t % NCOLS;
+    if (r < valid) stf(t_off(T_DST) + 4u * (n0 + r) + c * t_nb(T_DST, 1u), red[t][0]);
+  }
+}
