@@ -153,17 +153,22 @@ bool direct_format(const pi_node& n, bool codes) {
 // / 222.4 with 2 items per pass and 221.7 / 226.5 staged; llama-8b Q4_K_M
 // 186.4 / 187.5 with 1 row against 182.8 / 182.3 with 2 and 170.2 / 169.4
 // staged; llama-1b Q4_K_M (rows of 32 items) 575.1 / 562.6 with 32
-// invocations against 536.2 / 523.6 with 64.
+// invocations against 536.2 / 523.6 with 64. Q4_K rows that start 16-byte
+// aligned (as GGUF's 32-byte alignment leaves them) load an item as 3 uvec4s
+// (PIECES): llama-8b Q4_K_M 209.0 / 210.4 against 196.4 / 200.0 with 12 words.
+// Q4_0 with 4 rows or 32 invocations was no better (241.1 / 243.5, 245.5 /
+// 236.5 against 247.5 / 246.7).
 void plan_direct(const pi_node& n, const Features& feat, OpPlan* p) {
   const pi_tensor &w = n.src[0], &d = n.dst;
   const bool qk = w.type != kQ4_0;  // two units per item
   const uint64_t items = static_cast<uint64_t>(w.ne[0]) / (qk ? 64 : 32);
   const uint32_t wg = static_cast<uint32_t>(std::clamp<uint64_t>(std::bit_ceil(items), 32, 64));
   const uint32_t rows = qk ? 1 : 2;
+  const uint32_t pieces = w.type == kQ4_K && (w.offset | w.nb[1]) % 16 == 0 ? 1 : 0;
   const uint64_t groups = (static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows;
   *p = {subgroup_reduce(feat, wg) ? "mul_mat_vec_direct_subgroup" : "mul_mat_vec_direct",
-        {w.type, static_cast<uint32_t>(d.ne[1]), 0, wg, rows},
-        5,
+        {w.type, static_cast<uint32_t>(d.ne[1]), 0, wg, rows, pieces},
+        6,
         groups,
         {}};
 }

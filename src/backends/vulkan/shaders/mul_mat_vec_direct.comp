@@ -12,8 +12,9 @@
 // A workgroup of WG computes ROWS rows; invocation i takes items i, i + WG,
 // ... of each row, one per pass. A pass first loads the aligned words of its
 // items (Q4_0: the 5 words around its 18 bytes, which start at an even byte;
-// Q4_K: 12 words; Q6_K: 22), all before any is used, then the activation
-// blocks, and dots the units (unit_dot_q8.glsl). Where the staged kernel
+// Q4_K: 12 words, or 3 uvec4s when the rows are 16-byte aligned; Q6_K: 22),
+// all before any is used, then the activation blocks, and dots the units
+// (unit_dot_q8.glsl). Where the staged kernel
 // (mul_mat_vec_staged.comp) takes the row in segments, each through shared
 // memory and two barriers, here a pass has all its bytes in flight at once
 // and no barrier. Layouts as include/polyinfer/quant_blocks.hpp.
@@ -23,6 +24,7 @@ layout(local_size_x_id = 3) in;
 layout(constant_id = 0) const uint WTYPE = 2u;  // Q4_0 (2), Q4_K (12) or Q6_K (14)
 layout(constant_id = 1) const uint NCOLS = 1u;
 layout(constant_id = 4) const uint ROWS = 2u;
+layout(constant_id = 5) const bool PIECES = false;  // Q4_K rows 16-byte aligned: 3 uvec4 per item
 const uint WG = gl_WorkGroupSize.x;
 const uint NSUMS = ROWS * NCOLS;
 const bool QK = WTYPE == 12u, Q6 = WTYPE == 14u;
@@ -55,6 +57,14 @@ void load_item(uint row, uint q, out uint w[ITEM_WORDS]) {
     [[unroll]] for (uint k = 0u; k < 9u; ++k) w[9u + k] = word(a.y + k);
     [[unroll]] for (uint k = 0u; k < 3u; ++k) w[18u + k] = word(a.z + k);
     w[21] = word(a.w);
+  } else if (QK && PIECES) {
+    const uint head = (row >> 4) + 9u * (q / 4u), qs = head + 1u + 2u * (q % 4u);
+    const uvec4 h = ubufs[T_SRC0].v[head], a = ubufs[T_SRC0].v[qs], b = ubufs[T_SRC0].v[qs + 1u];
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+      w[k] = h[k];
+      w[4u + k] = a[k];
+      w[8u + k] = b[k];
+    }
   } else if (QK) {
     const uint head = (row + 144u * (q / 4u)) >> 2, qs = head + 4u + 8u * (q % 4u);
     [[unroll]] for (uint k = 0u; k < 4u; ++k) w[k] = word(head + k);
