@@ -1,0 +1,163 @@
+// Which shader the Vulkan backend's matrix-vector planner
+// (src/backends/vulkan/vk_matvec_plan.cpp, host code) gives a decode product,
+// and with which specialization constants: the direct kernel
+// (shaders/mul_mat_vec_direct.comp) for Q4_0, Q4_K and Q6_K rows that read
+// 8-bit codes and start where its word loads need them to, the staged kernel
+// for the rest. Buffers are stand-in handles.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "backends/vulkan/vk_matvec_plan.hpp"
+#include "pi_node_builder.hpp"
+
+namespace polyinfer::vk {
+namespace {
+
+using test_graph::kArena;
+using test_graph::kWeights;
+
+constexpr uint32_t kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14;
+
+// Bytes and values per block of the weight types used here.
+uint64_t block_bytes(uint32_t type) {
+  switch (type) {
+    case kQ4_0:
+      return 18;
+    case kQ8_0:
+      return 34;
+    case kQ4_K:
+      return 144;
+    case kQ5_K:
+      return 176;
+    default:
+      return 210;  // Q6_K
+  }
+}
+int64_t block_values(uint32_t type) {
+  return type == kQ4_0 || type == kQ8_0 ? 32 : 256;
+}
+
+// MUL_MAT of an [k, n] weight at `offset` (rows `pad` bytes apart beyond
+// their size) with `cols` activation columns in `batches` batches.
+pi_node product(uint32_t type, int64_t k, int64_t n, uint64_t offset, uint64_t pad = 0,
+                int64_t cols = 1, int64_t batches = 1) {
+  pi_tensor w{};
+  w.type = type;
+  w.ne[0] = k;
+  w.ne[1] = n;
+  w.ne[2] = batches;
+  w.ne[3] = 1;
+  w.nb[0] = block_bytes(type);
+  w.nb[1] = block_bytes(type) * static_cast<uint64_t>(k / block_values(type)) + pad;
+  w.nb[2] = w.nb[1] * static_cast<uint64_t>(n);
+  w.nb[3] = w.nb[2] * static_cast<uint64_t>(batches);
+  w.buffer = kWeights;
+  w.offset = offset;
+  const pi_tensor x = test_graph::tensor(0, kArena, 0, {k, cols, batches});
+  const pi_tensor d = test_graph::tensor(0, kArena, 1 << 20, {n, cols, batches});
+  return test_graph::node(PI_OP_MUL_MAT, {w, x}, d);
+}
+
+Features nvidia_like() {
+  Features f;
+  f.subgroup_arith = true;
+  f.subgroup_size = 32;
+  f.int_dot = true;
+  f.fusion = true;
+  f.prequant = true;
+  f.max_shared = 49152;
+  return f;
+}
+
+OpPlan plan(const pi_node& n, bool codes, const Features& f = nvidia_like()) {
+  OpPlan p;
+  plan_matvec_codes(n, f, codes, &p);
+  return p;
+}
+
+bool starts_with(const char* s, const char* prefix) {
+  return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
+}
+
+TEST(VkMatvecPlan, DirectForQ4_0Q4_KQ6_KThatReadCodes) {
+  struct Want {
+    uint32_t type, rows, pieces;
+  };
+  for (const Want w : {Want{kQ4_0, 2, 0}, Want{kQ4_K, 1, 1}, Want{kQ6_K, 1, 0}}) {
+    SCOPED_TRACE(w.type);
+    const OpPlan p = plan(product(w.type, 4096, 14336, 0), true);
+    EXPECT_STREQ(p.shader, "mul_mat_vec_direct_subgroup");
+    EXPECT_EQ(p.spec[0], w.type);
+    EXPECT_EQ(p.spec[1], 1u);   // columns
+    EXPECT_EQ(p.spec[3], 64u);  // invocations: 128 or 64 items a row, at most 64
+    EXPECT_EQ(p.spec[4], w.rows);
+    EXPECT_EQ(p.spec[5], w.pieces);  // Q4_K rows 16-byte aligned: 3 uvec4s an item
+    EXPECT_EQ(p.groups, 14336u / w.rows);
+  }
+}
+
+TEST(VkMatvecPlan, DirectWorkgroupHoldsTheRowsItems) {
+  // llama-1b's Q4_K rows of 2,048 values are 32 items: 32 invocations, not 64.
+  EXPECT_EQ(plan(product(kQ4_K, 2048, 512, 0), true).spec[3], 32u);
+  EXPECT_EQ(plan(product(kQ4_0, 2048, 512, 0), true).spec[3], 64u);
+  // Fewer items than 32 still take a whole subgroup.
+  EXPECT_EQ(plan(product(kQ4_K, 512, 64, 0), true).spec[3], 32u);
+}
+
+TEST(VkMatvecPlan, WithoutCodesTheStagedKernel) {
+  for (uint32_t type : {kQ4_0, kQ4_K, kQ6_K}) {
+    SCOPED_TRACE(type);
+    EXPECT_TRUE(
+        starts_with(plan(product(type, 4096, 4096, 0), false).shader, "mul_mat_vec_staged_dot"));
+    Features no_dot = nvidia_like();
+    no_dot.int_dot = false;  // codes asked for, but no 8-bit activations
+    EXPECT_TRUE(
+        starts_with(plan(product(type, 4096, 4096, 0), true, no_dot).shader, "mul_mat_vec_staged"));
+    EXPECT_FALSE(starts_with(plan(product(type, 4096, 4096, 0), true, no_dot).shader,
+                             "mul_mat_vec_staged_dot"));
+  }
+}
+
+TEST(VkMatvecPlan, OtherTypesStayStaged) {
+  EXPECT_STREQ(plan(product(kQ5_K, 4096, 4096, 0), true).shader,
+               "mul_mat_vec_staged_dotq_subgroup");
+  // Q8_0 keeps float activations (vk_matvec_plan.cpp says why).
+  EXPECT_STREQ(plan(product(kQ8_0, 4096, 4096, 0), true).shader, "mul_mat_vec_staged_subgroup");
+}
+
+TEST(VkMatvecPlan, RowsWhereTheWordLoadsDoNotFitStayStaged) {
+  // Q4_0 and Q6_K rows must start at an even byte, Q4_K rows at a word.
+  EXPECT_STRNE(plan(product(kQ4_0, 4096, 64, 1), true).shader, "mul_mat_vec_direct_subgroup");
+  EXPECT_STRNE(plan(product(kQ6_K, 4096, 64, 0, 1), true).shader, "mul_mat_vec_direct_subgroup");
+  EXPECT_STRNE(plan(product(kQ4_K, 4096, 64, 2), true).shader, "mul_mat_vec_direct_subgroup");
+  EXPECT_STRNE(plan(product(kQ4_K, 4096, 64, 0, 2), true).shader, "mul_mat_vec_direct_subgroup");
+  EXPECT_STREQ(plan(product(kQ4_0, 4096, 64, 2), true).shader, "mul_mat_vec_direct_subgroup");
+  EXPECT_STREQ(plan(product(kQ6_K, 4096, 64, 0, 2), true).shader, "mul_mat_vec_direct_subgroup");
+}
+
+TEST(VkMatvecPlan, Q4_KInPiecesOnlyWhenSixteenByteAligned) {
+  EXPECT_EQ(plan(product(kQ4_K, 4096, 64, 32), true).spec[5], 1u);
+  EXPECT_EQ(plan(product(kQ4_K, 4096, 64, 4), true).spec[5], 0u);
+  EXPECT_EQ(plan(product(kQ4_K, 4096, 64, 0, 4), true).spec[5], 0u);
+  EXPECT_STREQ(plan(product(kQ4_K, 4096, 64, 4), true).shader, "mul_mat_vec_direct_subgroup");
+}
+
+TEST(VkMatvecPlan, BatchesAndTwoColumns) {
+  // The direct kernel takes one batch: more go to the staged one.
+  EXPECT_TRUE(starts_with(plan(product(kQ4_0, 4096, 64, 0, 0, 1, 2), true).shader,
+                          "mul_mat_vec_staged_dotq"));
+  const OpPlan two = plan(product(kQ4_0, 4096, 64, 0, 0, 2), true);
+  EXPECT_STREQ(two.shader, "mul_mat_vec_direct_subgroup");
+  EXPECT_EQ(two.spec[1], 2u);
+}
+
+TEST(VkMatvecPlan, NoSubgroupsTheSharedMemoryReduction) {
+  Features f = nvidia_like();
+  f.subgroup_arith = false;
+  EXPECT_STREQ(plan(product(kQ4_K, 4096, 64, 0), true, f).shader, "mul_mat_vec_direct");
+}
+
+}  // namespace
+}  // namespace polyinfer::vk
