@@ -11,6 +11,7 @@
 
 #include "backends/vulkan/vk_matvec_plan.hpp"
 #include "pi_node_builder.hpp"
+#include "polyinfer/dtype.hpp"
 
 namespace polyinfer::vk {
 namespace {
@@ -19,25 +20,6 @@ using test_graph::kArena;
 using test_graph::kWeights;
 
 constexpr uint32_t kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14;
-
-// Bytes and values per block of the weight types used here.
-uint64_t block_bytes(uint32_t type) {
-  switch (type) {
-    case kQ4_0:
-      return 18;
-    case kQ8_0:
-      return 34;
-    case kQ4_K:
-      return 144;
-    case kQ5_K:
-      return 176;
-    default:
-      return 210;  // Q6_K
-  }
-}
-int64_t block_values(uint32_t type) {
-  return type == kQ4_0 || type == kQ8_0 ? 32 : 256;
-}
 
 // MUL_MAT of an [k, n] weight at `offset` (rows `pad` bytes apart beyond
 // their size) with `cols` activation columns in `batches` batches.
@@ -49,8 +31,8 @@ pi_node product(uint32_t type, int64_t k, int64_t n, uint64_t offset, uint64_t p
   w.ne[1] = n;
   w.ne[2] = batches;
   w.ne[3] = 1;
-  w.nb[0] = block_bytes(type);
-  w.nb[1] = block_bytes(type) * static_cast<uint64_t>(k / block_values(type)) + pad;
+  w.nb[0] = traits(static_cast<GgmlType>(type)).type_size;
+  w.nb[1] = row_size(static_cast<GgmlType>(type), k) + pad;
   w.nb[2] = w.nb[1] * static_cast<uint64_t>(n);
   w.nb[3] = w.nb[2] * static_cast<uint64_t>(batches);
   w.buffer = kWeights;

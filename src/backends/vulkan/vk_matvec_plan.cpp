@@ -206,13 +206,14 @@ void plan_matvec(const pi_node& n, const Features& features, OpPlan* p) {
 
 void plan_matvec_codes(const pi_node& n, const Features& features, bool codes, OpPlan* p) {
   const pi_tensor &w = n.src[0], &d = n.dst;
-  StagedFormat f;
-  if (direct_format(n, codes && matvec_int_dot(n, features))) {
+  const bool reads_codes = codes && matvec_int_dot(n, features);
+  if (direct_format(n, reads_codes)) {
     plan_direct(n, features, p);
     return;
   }
+  StagedFormat f;
   if (staged_format(w.type, w.ne[0], &f)) {
-    plan_staged(n, f, features, codes && matvec_int_dot(n, features), p);
+    plan_staged(n, f, features, reads_codes, p);
     return;
   }
   const uint32_t rows = element_rows(d.ne[1]), wg = element_workgroup(w.type, w.ne[0]);

@@ -79,38 +79,28 @@ void load_item(uint row, uint q, out uint w[ITEM_WORDS]) {
 // decodes it.
 Unit item_unit(uint w[ITEM_WORDS], uint row, uint q, uint u) {
   if (Q6) {
-    // Unit 4h + p + 2u: low nibbles (ql >> 4u), high bits (qh >> 2 (p + 2u)),
-    // scales at byte 2 (p + 2u) of the half's 8, one per 16 values.
+    // Unit 4h + p + 2u; its scales at byte 2 (p + 2u) of the half's 8.
     const uvec4 a = q6_parts(row, q);
     const uint sl = (a.x & 3u) * 8u, sh = (a.y & 3u) * 8u, p = q % 2u;
-    const uint lsh = 4u * u, hsh = 2u * (p + 2u * u);
     const uvec4 l0 = funnel(uvec4(w[0], w[1], w[2], w[3]), uvec4(w[1], w[2], w[3], w[4]), sl);
     const uvec4 l1 = funnel(uvec4(w[4], w[5], w[6], w[7]), uvec4(w[5], w[6], w[7], w[8]), sl);
     const uvec4 h0 = funnel(uvec4(w[9], w[10], w[11], w[12]), uvec4(w[10], w[11], w[12], w[13]), sh);
     const uvec4 h1 = funnel(uvec4(w[13], w[14], w[15], w[16]), uvec4(w[14], w[15], w[16], w[17]), sh);
     const uint o = (a.z & 3u) + 2u * (p + 2u * u);  // even: the two bytes share a word
     const uint sw = o < 4u ? w[18] : o < 8u ? w[19] : w[20];
-    const int sc = int(sw >> ((o & 3u) * 8u));
-    const float d = half_to_float((w[21] >> ((a.w & 3u) * 8u)) & 0xFFFFu);
-    return Unit(((l0 >> lsh) & 0x0F0F0F0Fu) | (((h0 >> hsh) & 0x03030303u) << 4u),
-                ((l1 >> lsh) & 0x0F0F0F0Fu) | (((h1 >> hsh) & 0x03030303u) << 4u),
-                d * float((sc << 24) >> 24), d * float((sc << 16) >> 24), 0.0);
+    return q6_k_unit(l0, l1, h0, h1, p + 2u * u, int(sw >> ((o & 3u) * 8u)),
+                     half_to_float((w[21] >> ((a.w & 3u) * 8u)) & 0xFFFFu));
   }
   if (QK) {
-    const uint j = 2u * (q % 4u) + u, sh = 4u * u;
-    const uvec2 sm = kq_scale_min(uvec3(w[1], w[2], w[3]), j);
-    const uvec4 lo = uvec4(w[4], w[5], w[6], w[7]), hi = uvec4(w[8], w[9], w[10], w[11]);
-    const float d = half_to_float(w[0] & 0xFFFFu) * float(sm.x);
-    return Unit((lo >> sh) & 0x0F0F0F0Fu, (hi >> sh) & 0x0F0F0F0Fu, d, d,
-                half_to_float(w[0] >> 16) * float(sm.y));
+    return q4_k_unit(uvec4(w[0], w[1], w[2], w[3]), uvec4(w[4], w[5], w[6], w[7]),
+                     uvec4(w[8], w[9], w[10], w[11]), 2u * (q % 4u) + u);
   }
   // The block starts at byte 0 (s false) or 2 (s true) of w[0]: d, then 16
-  // bytes of nibbles (byte l: values l and l + 16).
+  // bytes of nibbles.
   const bool s = ((row + 18u * q) & 2u) != 0u;
   const uvec4 hi = uvec4(w[1], w[2], w[3], w[4]);
-  const uvec4 b = s ? hi : funnel(uvec4(w[0], w[1], w[2], w[3]), hi, 16u);
-  const float d = half_to_float(s ? w[0] >> 16 : w[0] & 0xFFFFu);
-  return Unit(b & 0x0F0F0F0Fu, (b >> 4u) & 0x0F0F0F0Fu, d, d, 0.0);
+  return q4_0_unit(s ? w[0] >> 16 : w[0] & 0xFFFFu,
+                   s ? hi : funnel(uvec4(w[0], w[1], w[2], w[3]), hi, 16u));
 }
 
 // The activation block of unit u of item q.

@@ -16,10 +16,7 @@ Unit staged_unit(uint b, uint u) {
     w.q0 = s128(b + 16u * u);
   } else if (WTYPE == 2u) {
     const uint blk = b + 18u * u;
-    const uvec4 q = s128(blk + 2u);
-    w.q0 = q & 0x0F0F0F0Fu;
-    w.q1 = (q >> 4u) & 0x0F0F0F0Fu;
-    w.d0 = w.d1 = s_half(blk);
+    w = q4_0_unit(s32(blk) & 0xFFFFu, s128(blk + 2u));
   } else if (WTYPE == 8u) {
     // A signed byte with its sign bit flipped is its value plus 128.
     const uint blk = b + 34u * u;
@@ -29,30 +26,19 @@ Unit staged_unit(uint b, uint u) {
   } else if (WTYPE == 12u || WTYPE == 13u) {
     const bool q5 = WTYPE == 13u;
     const uint j = u % 8u, blk = b + (u / 8u) * (q5 ? 176u : 144u);
-    const uvec4 head = s128(blk);  // d, dmin | 12 scale bytes
-    const uvec2 sm = kq_scale_min(head.yzw, j);
-    const uint qa = blk + (q5 ? 48u : 16u) + 32u * (j / 2u), sh = 4u * (j % 2u);
-    w.q0 = (s128(qa) >> sh) & 0x0F0F0F0Fu;
-    w.q1 = (s128(qa + 16u) >> sh) & 0x0F0F0F0Fu;
+    const uint qa = blk + (q5 ? 48u : 16u) + 32u * (j / 2u);
+    w = q4_k_unit(s128(blk), s128(qa), s128(qa + 16u), j);
     if (q5) {
       w.q0 |= ((s128(blk + 16u) >> j) & 0x01010101u) << 4u;
       w.q1 |= ((s128(blk + 32u) >> j) & 0x01010101u) << 4u;
     }
-    w.d0 = w.d1 = half_to_float(head.x & 0xFFFFu) * float(sm.x);
-    w.m = half_to_float(head.x >> 16) * float(sm.y);
   } else if (WTYPE == 14u) {
-    // Unit j is 32-group j % 4 of half j / 4: low nibbles from byte
-    // 64 (j / 4) + 32 (j % 2) + l (high nibbles for groups 2, 3), two high
-    // bits 2 (j % 4) of byte 128 + 32 (j / 4) + l; scales 2j and 2j + 1.
+    // Low nibbles from byte 64 (j / 4) + 32 (j % 2), high bits from byte
+    // 128 + 32 (j / 4); scales 2j and 2j + 1.
     const uint j = u % 8u, blk = b + (u / 8u) * 210u;
-    const uint la = blk + 64u * (j / 4u) + 32u * (j % 2u), lsh = 4u * ((j % 4u) / 2u);
-    const uint ha = blk + 128u + 32u * (j / 4u), hsh = 2u * (j % 4u);
-    w.q0 = ((s128(la) >> lsh) & 0x0F0F0F0Fu) | (((s128(ha) >> hsh) & 0x03030303u) << 4u);
-    w.q1 = ((s128(la + 16u) >> lsh) & 0x0F0F0F0Fu) | (((s128(ha + 16u) >> hsh) & 0x03030303u) << 4u);
-    const int sc = int(s32(blk + 192u + 2u * j));
-    const float d = s_half(blk + 208u);
-    w.d0 = d * float((sc << 24) >> 24);
-    w.d1 = d * float((sc << 16) >> 24);
+    const uint la = blk + 64u * (j / 4u) + 32u * (j % 2u), ha = blk + 128u + 32u * (j / 4u);
+    w = q6_k_unit(s128(la), s128(la + 16u), s128(ha), s128(ha + 16u), j,
+                  int(s32(blk + 192u + 2u * j)), s_half(blk + 208u));
   }
   return w;
 }
