@@ -59,10 +59,10 @@ void print_memory_report(const Session& s, std::FILE* out) {
   if (t.passes > 0) {
     const double n = static_cast<double>(t.passes);
     std::fprintf(out,
-                 "per pass:   %lld passes: build %.3f ms, schedule %.3f ms, devices %.3f ms, "
-                 "read %.3f ms\n",
-                 static_cast<long long>(t.passes), t.build_ms / n, t.schedule_ms / n,
-                 t.run_ms / n, t.read_ms / n);
+                 "per pass:   %lld passes: build %.3f ms, schedule %.3f ms, submit %.3f ms, "
+                 "wait and read %.3f ms\n",
+                 static_cast<long long>(t.passes), t.build_ms / n, t.schedule_ms / n, t.run_ms / n,
+                 t.read_ms / n);
   }
 }
 

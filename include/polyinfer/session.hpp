@@ -77,10 +77,10 @@ struct ForwardTimes {
   int64_t passes = 0;
   double build_ms = 0;     // building the op graph
   double schedule_ms = 0;  // placing nodes, inserting copies, planning the arenas
-  // submitting and waiting for the devices (less a decode step's building of
-  // the next step's graph, which overlaps the devices' work)
+  // submitting to the devices (less a decode step's building of the next
+  // step's graph, which overlaps the devices' work)
   double run_ms = 0;
-  double read_ms = 0;  // reading the logits back
+  double read_ms = 0;  // waiting for the devices, the logits read back
 };
 
 class Session {
