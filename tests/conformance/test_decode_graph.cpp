@@ -1,8 +1,10 @@
 // One llama decode step's attention and feed-forward nodes as one graph, the
 // way a model submits them (ADD, RMS_NORM, MUL, MUL_MAT x3, ROPE x2, CPY x2
 // into the KV cache, FLASH_ATTN, MUL_MAT over its heads seen as one column,
-// MUL_MAT gate and up, SWIGLU, MUL_MAT down), so that a backend that fuses
-// consecutive nodes runs its fused units here without a model. ROPE K's
+// ADD, RMS_NORM, MUL, MUL_MAT gate and up, SWIGLU, MUL_MAT down), then the
+// output norm and product (ADD, RMS_NORM, MUL, MUL_MAT), so that a backend
+// that fuses consecutive nodes runs its fused units here without a model
+// (Vulkan: a product with the ADD, RMS_NORM and MUL after it). ROPE K's
 // output lies over Q's bytes, which die at ROPE Q (a layout a backend must
 // order: CUDA's ROPE+KV unit then runs as one block), or in a slot of its own,
 // as the memory plan puts it (CUDA spreads the unit over a grid). Every node's output (its final
@@ -38,10 +40,34 @@ constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2, kKv = kD * kKv
 constexpr uint64_t kSlot = 4 * kEmbd;  // bytes per intermediate in the arena
 
 // Intermediates' slots in the arena; ROPE K writes over Q (slot kQ) or into kRk.
-enum Slot : int { kSum, kNorm, kXn, kQ, kK, kV, kRq, kO, kAo, kGate, kUp, kSw, kY, kRk, kSlots };
+// kSum2, kNorm2, kXn2: the feed-forward's norm; kSum3 .. kOut: the output's.
+enum Slot : int {
+  kSum,
+  kNorm,
+  kXn,
+  kQ,
+  kK,
+  kV,
+  kRq,
+  kO,
+  kAo,
+  kGate,
+  kUp,
+  kSw,
+  kY,
+  kRk,
+  kSum2,
+  kNorm2,
+  kXn2,
+  kSum3,
+  kNorm3,
+  kXn3,
+  kOut,
+  kSlots
+};
 
 struct Inputs {
-  HostTensor x, res, wn, wq, wk, wv, wo, wg, wu, wd, kc, vc, mask, pos;
+  HostTensor x, res, wn, wq, wk, wv, wo, wg, wu, wd, kc, vc, mask, pos, wn2, wn3, wout;
 };
 
 // The step's own inputs: a new token's activations and residual, its mask
@@ -73,14 +99,17 @@ Inputs make_inputs(GgmlType wtype, int64_t n_kv, int64_t max_kv, Rng& rng) {
             contiguous(GgmlType::F16, {kD, kKvHeads, max_kv, 1}),
             contiguous(GgmlType::F16, {kD, kKvHeads, max_kv, 1}),
             contiguous(GgmlType::F32, {max_kv, 1, 1, 1}),
-            contiguous(GgmlType::I32, {1, 1, 1, 1})};
-  for (HostTensor* t : {&in.wn, &in.kc, &in.vc}) fill_normal(*t, rng);
+            contiguous(GgmlType::I32, {1, 1, 1, 1}),
+            contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
+            contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
+            contiguous(wtype, {kEmbd, kEmbd, 1, 1})};
+  for (HostTensor* t : {&in.wn, &in.kc, &in.vc, &in.wn2, &in.wn3}) fill_normal(*t, rng);
   // Weights of sigma 1/sqrt(K) through the reference quantizer, as a model's:
   // the chain of five products keeps its scale (unit-sigma F16 weights
   // overflowed the CPU's F16 activations; random K-quant blocks, whose codes
   // have a large mean, grew the values to 1e10 and the CPU comparison's
   // rounding differences with them).
-  for (HostTensor* t : {&in.wq, &in.wk, &in.wv, &in.wo, &in.wg, &in.wu, &in.wd})
+  for (HostTensor* t : {&in.wq, &in.wk, &in.wv, &in.wo, &in.wg, &in.wu, &in.wd, &in.wout})
     fill_normal(*t, rng, 1.0 / std::sqrt(static_cast<double>(kEmbd)));
   new_token(in, n_kv, rng);
   return in;
@@ -148,6 +177,9 @@ class Layer {
         vc_(upload(dev, in.vc)),
         mask_(upload(dev, in.mask)),
         pos_(upload(dev, in.pos)),
+        wn2_(upload(dev, in.wn2)),
+        wn3_(upload(dev, in.wn3)),
+        wout_(upload(dev, in.wout)),
         arena_(DeviceBuffer::allocate(dev, kSlots * kSlot)) {}
 
   // Writes the token's inputs, poisons the arena, submits the step at n_kv
@@ -235,19 +267,36 @@ class Layer {
     g.back().f[0] = 1.0f / std::sqrt(static_cast<float>(kD));
     g.push_back(node(PI_OP_MUL_MAT, {bind(in.wo, wo_), f32_at(arena, kO, {kEmbd})},
                      f32_at(arena, kAo, {kEmbd})));
-    const pi_tensor ao = f32_at(arena, kAo, {kEmbd});
-    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wg, wg_), ao}, f32_at(arena, kGate, {kEmbd})));
-    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wu, wu_), ao}, f32_at(arena, kUp, {kEmbd})));
+    add_norm_mul(g, kAo, kSum, kSum2, kNorm2, kXn2, bind(in.wn2, wn2_));
+    const pi_tensor xn2 = f32_at(arena, kXn2, {kEmbd});
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wg, wg_), xn2}, f32_at(arena, kGate, {kEmbd})));
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wu, wu_), xn2}, f32_at(arena, kUp, {kEmbd})));
     g.push_back(node(PI_OP_SWIGLU, {f32_at(arena, kGate, {kEmbd}), f32_at(arena, kUp, {kEmbd})},
                      f32_at(arena, kSw, {kEmbd})));
     g.push_back(node(PI_OP_MUL_MAT, {bind(in.wd, wd_), f32_at(arena, kSw, {kEmbd})},
                      f32_at(arena, kY, {kEmbd})));
+    add_norm_mul(g, kY, kSum2, kSum3, kNorm3, kXn3, bind(in.wn3, wn3_));
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wout, wout_), f32_at(arena, kXn3, {kEmbd})},
+                     f32_at(arena, kOut, {kEmbd})));
     return g;
+  }
+
+  // ADD(slot x, residual slot r) into `sum`, RMS_NORM into `norm`, MUL by the
+  // weight row into `out`.
+  void add_norm_mul(std::vector<pi_node>& g, int x, int r, int sum, int norm, int out,
+                    const pi_tensor& w) const {
+    g.push_back(node(PI_OP_ADD, {f32_at(arena_, x, {kEmbd}), f32_at(arena_, r, {kEmbd})},
+                     f32_at(arena_, sum, {kEmbd})));
+    g.push_back(
+        node(PI_OP_RMS_NORM, {f32_at(arena_, sum, {kEmbd})}, f32_at(arena_, norm, {kEmbd})));
+    g.back().f[0] = 1e-5f;
+    g.push_back(node(PI_OP_MUL, {f32_at(arena_, norm, {kEmbd}), w}, f32_at(arena_, out, {kEmbd})));
   }
 
   bool rk_apart_;  // ROPE K's output in slot kRk, not over Q
   const BackendDevice& dev_;
-  DeviceBuffer x_, res_, wn_, wq_, wk_, wv_, wo_, wg_, wu_, wd_, kc_, vc_, mask_, pos_, arena_;
+  DeviceBuffer x_, res_, wn_, wq_, wk_, wv_, wo_, wg_, wu_, wd_, kc_, vc_, mask_, pos_, wn2_, wn3_,
+      wout_, arena_;
 };
 
 // got within rel · max|want| of want, element by element (NaN fails).
@@ -280,16 +329,31 @@ void PrintTo(const Case& c, std::ostream* os) {
 // after the first product (8-bit activations with Q4_0 weights).
 void compare(const Result& got, const Result& want, bool quantized, bool rk_apart, double loose,
              const std::string& vs) {
-  const char* names[kSlots] = {"ADD",          "RMS_NORM",
-                               "MUL",          rk_apart ? "MUL_MAT Q" : "ROPE K over MUL_MAT Q",
-                               "MUL_MAT K",    "MUL_MAT V",
-                               "ROPE Q",       "FLASH_ATTN",
-                               "MUL_MAT O",    "MUL_MAT gate",
-                               "MUL_MAT up",   "SWIGLU",
-                               "MUL_MAT down", "ROPE K"};
-  const int64_t len[kSlots] = {
-      kEmbd, kEmbd, kEmbd, rk_apart ? kEmbd : kKv, kKv, kKv, kEmbd, kEmbd, kEmbd, kEmbd, kEmbd,
-      kEmbd, kEmbd, kKv};
+  const char* names[kSlots] = {"ADD",
+                               "RMS_NORM",
+                               "MUL",
+                               rk_apart ? "MUL_MAT Q" : "ROPE K over MUL_MAT Q",
+                               "MUL_MAT K",
+                               "MUL_MAT V",
+                               "ROPE Q",
+                               "FLASH_ATTN",
+                               "MUL_MAT O",
+                               "MUL_MAT gate",
+                               "MUL_MAT up",
+                               "SWIGLU",
+                               "MUL_MAT down",
+                               "ROPE K",
+                               "ADD (feed-forward)",
+                               "RMS_NORM (feed-forward)",
+                               "MUL (feed-forward)",
+                               "ADD (output)",
+                               "RMS_NORM (output)",
+                               "MUL (output)",
+                               "MUL_MAT output"};
+  int64_t len[kSlots];
+  std::fill(len, len + kSlots, kEmbd);
+  len[kQ] = rk_apart ? kEmbd : kKv;
+  len[kK] = len[kV] = len[kRk] = kKv;
   for (int s = 0; s < kSlots; ++s) {
     if (s == kRk && !rk_apart) continue;  // never written
     const double rel = loose > 0 ? loose : (s >= kQ && quantized ? 1e-2 : 1e-5);
