@@ -1,13 +1,16 @@
 """A generation on the Vulkan backend records a handful of command buffers and
-replays them, rather than one per token: POLYINFER_VULKAN_PROFILE=1 prints the
-host time of each graph_submit by what the graph cache did (record or replay),
-and the greedy text still equals the oracle."""
+replays them, rather than one per token, and keeps a decode step's plan for
+the next (src/backends/vulkan/vk_plan_reuse.hpp): POLYINFER_VULKAN_PROFILE=1
+prints the host time of each graph_submit by what the graph cache did (record,
+replay, or replay with the plan reused), and the greedy text still equals the
+oracle."""
 import json
 import os
 import re
 import subprocess
 
-ROW = re.compile(r"^\s+[\d.]+\s+[\d.]+%\s+(\d+)\s+[\d.]+\s+(record|replay)$", re.M)
+ROW = re.compile(r"^\s+[\d.]+\s+[\d.]+%\s+(\d+)\s+[\d.]+\s+(record|replay|replay, plan reused)$",
+                 re.M)
 
 
 def test_generation_replays_its_recordings(bin_dir, models_dir):
@@ -24,6 +27,10 @@ def test_generation_replays_its_recordings(bin_dir, models_dir):
     # The prompt's graph and the decode graph; a decode step's new KV length and
     # cache offset are parameter words, not a new recording.
     assert counts.get("record", 0) <= 4, r.stderr
-    assert counts.get("record", 0) + counts.get("replay", 0) == case["n_generated"], r.stderr
+    reused = counts.get("replay, plan reused", 0)
+    assert counts.get("record", 0) + counts.get("replay", 0) + reused == case["n_generated"], r.stderr
+    # Decode steps differ only in the KV length and the cache rows written: all
+    # but the first few keep the plan.
+    assert reused >= case["n_generated"] - 4, r.stderr
     # Every node was timed.
     assert "GPU time per node" in r.stderr and "FLASH_ATTN" in r.stderr, r.stderr

@@ -57,6 +57,8 @@ struct Unit {
   // node, a MUL_MAT with 8-bit activations, reads: its dispatch also writes
   // that product's codes (shaders/norm.comp, flash_attn.comp USE_CODES).
   bool writes_codes = false;
+
+  bool operator==(const Unit&) const = default;
 };
 
 // The graph's nodes cut into units, in order; every node is in exactly one.

@@ -31,83 +31,12 @@ void append(std::string& s, const T& v) {
   s.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
-// A tensor's bytes in its block's VkBuffer.
-ByteRange bytes_of(const pi_tensor& t) {
-  const auto* buf = reinterpret_cast<const pi_buffer_s*>(t.buffer);
-  const uint64_t start = buf->alloc.offset + t.offset;
-  return {buf->alloc.block->buffer, start, start + tensor_extent(t)};
-}
-
-// The descriptor must not depend on where in its buffer a tensor sits, or
-// every decode step (a new cache write offset, a mask one float longer that
-// moves the activations) would need a new recording. So it binds the whole
-// block when the device binds that many bytes at once (NVIDIA: 4 GiB), else
-// the window of half the bindable range that holds the tensor's start: the
-// binding changes only when a tensor crosses into the next window. A tensor
-// larger than half the range is bound from its own (aligned) start. Under
-// synchronization validation each tensor is bound to its own bytes instead:
-// the layer takes a descriptor's range as what a dispatch reads or writes, so
-// it can then check the barriers that plan_graph leaves out.
-// A binding starts at a multiple of `piece` bytes and spans whole pieces:
-// 16 for MUL_MAT's weights, which the matrix-vector shader reads as the
-// 16-byte pieces around each row (shaders/staged_rows.glsl), 4 (words) else.
-Binding bind(pi_device dev, const pi_tensor& t, uint64_t piece, uint32_t node, const char* role) {
-  const auto* buf = reinterpret_cast<const pi_buffer_s*>(t.buffer);
-  const uint64_t extent = tensor_extent(t);
-  if (t.offset + extent > buf->size) {
-    throw VkError(PI_ERR_INVALID, "node " + std::to_string(node) + ": " + role +
-                                      " reaches past the end of its buffer");
-  }
-  const Block& block = *buf->alloc.block;
-  const uint64_t start = buf->alloc.offset + t.offset;
-  const uint64_t align = std::max<uint64_t>(dev->limits.minStorageBufferOffsetAlignment, piece);
-  const uint64_t max_range = dev->limits.maxStorageBufferRange / piece * piece;
-  Binding b;
-  b.buffer = block.buffer;
-  if (instance().sync_validation) {
-    b.desc_offset = start / align * align;
-    b.range = std::min(block.size, (start + extent + piece - 1) / piece * piece) - b.desc_offset;
-    b.offset = static_cast<uint32_t>(start - b.desc_offset);
-    return b;
-  }
-  if (block.size > max_range) {
-    const uint64_t window = std::max(align, max_range / 2 / align * align);
-    b.desc_offset = start / window * window;
-    if (start - b.desc_offset + extent > max_range) b.desc_offset = start / align * align;
-  }
-  b.range = std::min(max_range, block.size - b.desc_offset);
-  b.offset = static_cast<uint32_t>(start - b.desc_offset);
-  if (b.offset + extent > b.range) {
-    throw VkError(PI_ERR_UNSUPPORTED, "node " + std::to_string(node) + ": " + role + " spans " +
-                                          std::to_string(extent) +
-                                          " bytes, more than the device binds at once");
-  }
-  return b;
-}
-
 // Whether MUL_MAT may read src1 as vec4s: every column of every batch starts
 // 16-byte aligned within its binding. It is a specialization constant (2)
 // rather than a test in the shader, where a CPU driver (lavapipe) would run
 // both sides of the branch.
 bool activations_vec4(const Binding& b, const pi_tensor& src1) {
   return ((b.offset | src1.nb[1] | src1.nb[2] | src1.nb[3]) & 15u) == 0;
-}
-
-// Whether FLASH_ATTN may take shaders/flash_attn_vec.comp: a few query
-// tokens (decode; prefill keeps flash_attn.comp, whose pp512 was measured),
-// an F16 cache whose rows and heads start 16-byte aligned within their
-// bindings (it reads them as 16-byte pieces), D a multiple of 8 in 32..256
-// and a mask whose rows are word aligned.
-constexpr int64_t kVecAttnTokens = 8;
-bool attn_vec(const pi_node& n, const std::array<Binding, kParamTensors>& slots) {
-  constexpr uint32_t kF16 = 1;  // GGUF type id
-  const pi_tensor &q = n.src[0], &k = n.src[1], &v = n.src[2], &mask = n.src[3];
-  const int64_t d = q.ne[0];
-  const bool kv16 =
-      ((slots[1].offset | k.nb[1] | k.nb[2] | slots[2].offset | v.nb[1] | v.nb[2]) & 15u) == 0;
-  const bool mask4 = mask.buffer == nullptr || ((slots[3].offset | mask.nb[1]) & 3u) == 0;
-  return k.type == kF16 && q.ne[1] <= kVecAttnTokens && d % 8 == 0 && d >= 32 && d <= 256 && kv16 &&
-         mask4;
 }
 
 // A region of the recording's scratch buffer: where one quantization's
@@ -137,13 +66,21 @@ pi_tensor scratch_tensor(const pi_tensor& act) {
 // Builds the dispatches of one graph: bindings, grids, barriers and the key.
 class Planner {
  public:
-  Planner(pi_device dev, const pi_graph& g, bool serialize)
-      : dev_(dev), g_(g), serialize_(serialize) {
-    plan_.dispatches.reserve(g.n_nodes);
+  // Fills `plan`, whose vectors keep their capacity: fresh allocations of
+  // the dispatch list (hundreds of KB) at every plan cost page faults each
+  // time (llama-1b: 190 -> 160 us per plan on the H200's host, session 18).
+  Planner(pi_device dev, const pi_graph& g, bool serialize, GraphPlan& plan)
+      : dev_(dev), g_(g), serialize_(serialize), plan_(plan) {
+    plan_.dispatches.clear();
+    plan_.key.clear();
+    plan_.scratch_bytes = 0;
+    // A node is at most one dispatch plus a quantization: no reallocation
+    // moves a dispatch that is being filled in.
+    plan_.dispatches.reserve(2 * uint64_t{g.n_nodes});
     plan_.key.reserve(g.n_nodes * 160);
   }
 
-  GraphPlan run() {
+  void run() {
     for (const Unit& u : plan_units(g_, dev_->features)) {
       // Every node is checked, also inside a fused unit.
       std::array<OpPlan, kMaxUnitNodes> ops;
@@ -165,7 +102,6 @@ class Planner {
           break;
       }
     }
-    return std::move(plan_);
   }
 
  private:
@@ -182,11 +118,14 @@ class Planner {
 
   // Binds slot s of d to its tensor (absent: the destination's binding).
   void bind_slot(DispatchPlan& d, int s, uint64_t piece, const char* role) const {
-    d.slots[s] = bind(dev_, d.tensors[s], piece, d.first, role);
+    d.slots[s] = bind_tensor(dev_, d.tensors[s], piece, d.first, role);
   }
 
-  // The grid, the barrier and the key for a dispatch whose op, tensors and
-  // bindings are set; then it joins the plan.
+  // A new dispatch, the plan's last, filled in place (no copy of its ~1 KB).
+  DispatchPlan& new_dispatch() { return plan_.dispatches.emplace_back(); }
+
+  // The grid, the barrier and the key for the plan's last dispatch, whose
+  // op, tensors and bindings are set.
   void finish(DispatchPlan& d, std::span<const ByteRange> reads,
               std::span<const ByteRange> writes) {
     const uint64_t gx = std::min<uint64_t>(d.op.groups, kMaxGroupsX);
@@ -198,9 +137,13 @@ class Planner {
     }
     d.groups_x = static_cast<uint32_t>(gx);
     d.groups_y = static_cast<uint32_t>(gy);
+    std::copy(reads.begin(), reads.end(), d.ranges.begin());
+    std::copy(writes.begin(), writes.end(), d.ranges.begin() + reads.size());
+    d.n_reads = static_cast<uint8_t>(reads.size());
+    d.n_writes = static_cast<uint8_t>(writes.size());
     // The first dispatch follows the recording's opening barrier.
     const bool wait = hazards_.add(reads, writes);
-    d.barrier = !plan_.dispatches.empty() && (serialize_ || wait);
+    d.barrier = plan_.dispatches.size() > 1 && (serialize_ || wait);
 
     std::string& key = plan_.key;
     key.append(d.op.shader);
@@ -214,13 +157,12 @@ class Planner {
       append(key, b.desc_offset);
       append(key, b.range);
     }
-    plan_.dispatches.push_back(d);
   }
 
   void add_single(const Unit& u, const OpPlan& op) {
     const uint32_t i = u.first;
     const pi_node& n = g_.nodes[i];
-    DispatchPlan d;
+    DispatchPlan& d = new_dispatch();
     d.op = op;
     // A product's activations as the fusion planner decided (vk_fusion.hpp).
     if (n.op == PI_OP_MUL_MAT && n.dst.ne[1] <= kMatvecCols)
@@ -229,11 +171,15 @@ class Planner {
     d.param_node = static_cast<int32_t>(i);
     ByteRange reads[5];
     size_t n_reads = 0;
+    const Binding dst = bind_tensor(dev_, n.dst, 4, i, "dst");  // also every absent slot's
     for (int s = 0; s < static_cast<int>(kParamTensors); ++s) {
       const int from = used(n, s) ? s : 4;
       d.tensors[s] = tensor_of(n, from);
-      bind_slot(d, s, n.op == PI_OP_MUL_MAT && from == 0 ? 16 : 4, kRoles[from]);
-      if (s < 4 && from == s) reads[n_reads++] = bytes_of(n.src[s]);
+      if (from == 4)
+        d.slots[s] = dst;
+      else
+        bind_slot(d, s, n.op == PI_OP_MUL_MAT && from == 0 ? 16 : 4, kRoles[from]);
+      if (s < 4 && from == s) reads[n_reads++] = tensor_bytes(n.src[s]);
     }
     if (n.op == PI_OP_MUL_MAT) d.op.spec[2] = activations_vec4(d.slots[1], n.src[1]) ? 1 : 0;
     const bool vec_attn = n.op == PI_OP_FLASH_ATTN && attn_vec(n, d.slots);
@@ -244,7 +190,7 @@ class Planner {
       d.slots[2] = scratch_binding(codes_);
       reads[n_reads++] = scratch_bytes(codes_);
     }
-    ByteRange writes[2] = {bytes_of(n.dst)};
+    ByteRange writes[2] = {tensor_bytes(n.dst)};
     if (u.writes_codes) {  // FLASH_ATTN: the next product's codes (vk_fusion.hpp)
       const pi_tensor& act = g_.nodes[i + 1].src[1];
       new_codes(act);
@@ -272,7 +218,7 @@ class Planner {
   void add_quantize(uint32_t i, const pi_node* swiglu = nullptr) {
     const pi_tensor& act = g_.nodes[i].src[1];
     const uint64_t blocks = new_codes(act);
-    DispatchPlan d;
+    DispatchPlan& d = new_dispatch();
     const uint64_t invocations = swiglu ? 32 * blocks : blocks;
     d.op = {"quantize_q8", {swiglu ? 1u : 0u}, 1, (invocations + 63) / 64, {}};
     d.first = swiglu ? i - 1 : i;
@@ -289,14 +235,14 @@ class Planner {
       bind_slot(d, 0, 4, "gate");
       bind_slot(d, 1, 4, "up");
       bind_slot(d, 5, 4, "dst");
-      reads[0] = bytes_of(swiglu->src[0]);
-      reads[1] = bytes_of(swiglu->src[1]);
-      writes[1] = bytes_of(swiglu->dst);
+      reads[0] = tensor_bytes(swiglu->src[0]);
+      reads[1] = tensor_bytes(swiglu->src[1]);
+      writes[1] = tensor_bytes(swiglu->dst);
       n = 2;
     } else {
       d.tensors[0] = act;
       bind_slot(d, 0, 4, "src1");
-      reads[0] = bytes_of(act);
+      reads[0] = tensor_bytes(act);
     }
     finish(d, {reads, n}, {writes, n});
   }
@@ -309,7 +255,7 @@ class Planner {
     const pi_node& first = g_.nodes[u.first];
     const pi_node& norm = g_.nodes[u.first + u.count - 2];
     const pi_node& mul = g_.nodes[u.first + u.count - 1];
-    DispatchPlan d;
+    DispatchPlan& d = new_dispatch();
     d.op = norm_op;
     d.op.spec = {add ? 2u : 1u, fused_norm_values(norm.dst.ne[0])};
     d.op.n_spec = 2;
@@ -327,19 +273,20 @@ class Planner {
     const char* const roles[kParamTensors] = {"src0", "src1", "weight", "dst",
                                               "dst",  "norm", "sum",    "dst"};
     for (int s = 0; s < static_cast<int>(kParamTensors); ++s) bind_slot(d, s, 4, roles[s]);
-    std::vector<ByteRange> reads{bytes_of(first.src[0]), bytes_of(mul.src[1])};
-    std::vector<ByteRange> writes{bytes_of(mul.dst), bytes_of(norm.dst)};
+    ByteRange reads[3] = {tensor_bytes(first.src[0]), tensor_bytes(mul.src[1])};
+    ByteRange writes[4] = {tensor_bytes(mul.dst), tensor_bytes(norm.dst)};
+    size_t n_reads = 2, n_writes = 2;
     if (add) {
-      reads.push_back(bytes_of(first.src[1]));
-      writes.push_back(bytes_of(first.dst));
+      reads[n_reads++] = tensor_bytes(first.src[1]);
+      writes[n_writes++] = tensor_bytes(first.dst);
     }
     if (u.writes_codes) {  // the product's codes, in slot T_OUT2 (shaders/norm.comp CODES)
       new_codes(mul.dst);
       d.tensors[7] = scratch_tensor(mul.dst);
       d.slots[7] = scratch_binding(codes_);
-      writes.push_back(scratch_bytes(codes_));
+      writes[n_writes++] = scratch_bytes(codes_);
     }
-    finish(d, reads, writes);
+    finish(d, {reads, n_reads}, {writes, n_writes});
   }
 
   // ROPE and the CPY of its output into the KV cache as one dispatch of
@@ -348,7 +295,7 @@ class Planner {
   void add_rope_cpy(const Unit& u, const OpPlan& rope_op) {
     const pi_node& rope = g_.nodes[u.first];
     const pi_node& cpy = g_.nodes[u.first + 1];
-    DispatchPlan d;
+    DispatchPlan& d = new_dispatch();
     d.op = rope_op;
     d.op.spec = {cpy.dst.type + 1};
     d.op.n_spec = 1;
@@ -361,28 +308,102 @@ class Planner {
     for (int s = 0; s < 3; ++s) {
       if (!used(rope, s)) continue;
       d.tensors[s] = rope.src[s];
-      reads[n_reads++] = bytes_of(rope.src[s]);
+      reads[n_reads++] = tensor_bytes(rope.src[s]);
     }
     d.tensors[5] = cpy.dst;
     const char* const roles[kParamTensors] = {"src0", "src1", "src2",  "dst",
                                               "dst",  "dst",  "cache", "dst"};
     for (int s = 0; s < static_cast<int>(kParamTensors); ++s) bind_slot(d, s, 4, roles[s]);
-    const ByteRange writes[2] = {bytes_of(rope.dst), bytes_of(cpy.dst)};
+    const ByteRange writes[2] = {tensor_bytes(rope.dst), tensor_bytes(cpy.dst)};
     finish(d, {reads, n_reads}, writes);
   }
 
   pi_device dev_;
   const pi_graph& g_;
   bool serialize_;
-  GraphPlan plan_;
+  GraphPlan& plan_;
   HazardTracker hazards_;
   Region codes_;
 };
 
 }  // namespace
 
-GraphPlan plan_graph(pi_device dev, const pi_graph& g, bool serialize) {
-  return Planner(dev, g, serialize).run();
+ByteRange tensor_bytes(const pi_tensor& t) {
+  const auto* buf = reinterpret_cast<const pi_buffer_s*>(t.buffer);
+  const uint64_t start = buf->alloc.offset + t.offset;
+  return {buf->alloc.block->buffer, start, start + tensor_extent(t)};
+}
+
+// The descriptor must not depend on where in its buffer a tensor sits, or
+// every decode step (a new cache write offset, a mask one float longer that
+// moves the activations) would need a new recording. So it binds the whole
+// block when the device binds that many bytes at once (NVIDIA: 4 GiB), else
+// the window of half the bindable range that holds the tensor's start: the
+// binding changes only when a tensor crosses into the next window. A tensor
+// larger than half the range is bound from its own (aligned) start. Under
+// synchronization validation each tensor is bound to its own bytes instead:
+// the layer takes a descriptor's range as what a dispatch reads or writes, so
+// it can then check the barriers that plan_graph leaves out.
+// A binding starts at a multiple of `piece` bytes and spans whole pieces:
+// 16 for MUL_MAT's weights, which the matrix-vector shader reads as the
+// 16-byte pieces around each row (shaders/staged_rows.glsl), 4 (words) else.
+Binding bind_tensor(pi_device dev, const pi_tensor& t, uint64_t piece, uint32_t node,
+                    const char* role) {
+  const auto* buf = reinterpret_cast<const pi_buffer_s*>(t.buffer);
+  const uint64_t extent = tensor_extent(t);
+  if (t.offset + extent > buf->size) {
+    throw VkError(PI_ERR_INVALID, "node " + std::to_string(node) + ": " + role +
+                                      " reaches past the end of its buffer");
+  }
+  const Block& block = *buf->alloc.block;
+  const uint64_t start = buf->alloc.offset + t.offset;
+  const uint64_t align = std::max<uint64_t>(dev->limits.minStorageBufferOffsetAlignment, piece);
+  const uint64_t max_range = dev->limits.maxStorageBufferRange / piece * piece;
+  Binding b;
+  b.buffer = block.buffer;
+  // Read once: instance() is a call_once per call (10% of a plan's time).
+  static const bool sync_validation = instance().sync_validation;
+  if (sync_validation) {
+    b.desc_offset = start / align * align;
+    b.range = std::min(block.size, (start + extent + piece - 1) / piece * piece) - b.desc_offset;
+    b.offset = static_cast<uint32_t>(start - b.desc_offset);
+    return b;
+  }
+  if (block.size > max_range) {
+    const uint64_t window = std::max(align, max_range / 2 / align * align);
+    b.desc_offset = start / window * window;
+    if (start - b.desc_offset + extent > max_range) b.desc_offset = start / align * align;
+  }
+  b.range = std::min(max_range, block.size - b.desc_offset);
+  b.offset = static_cast<uint32_t>(start - b.desc_offset);
+  if (b.offset + extent > b.range) {
+    throw VkError(PI_ERR_UNSUPPORTED, "node " + std::to_string(node) + ": " + role + " spans " +
+                                          std::to_string(extent) +
+                                          " bytes, more than the device binds at once");
+  }
+  return b;
+}
+
+constexpr int64_t kVecAttnTokens = 8;
+
+// Whether FLASH_ATTN may take shaders/flash_attn_vec.comp: a few query
+// tokens (decode; prefill keeps flash_attn.comp, whose pp512 was measured),
+// an F16 cache whose rows and heads start 16-byte aligned within their
+// bindings (it reads them as 16-byte pieces), D a multiple of 8 in 32..256
+// and a mask whose rows are word aligned.
+bool attn_vec(const pi_node& n, const std::array<Binding, kParamTensors>& slots) {
+  constexpr uint32_t kF16 = 1;  // GGUF type id
+  const pi_tensor &q = n.src[0], &k = n.src[1], &v = n.src[2], &mask = n.src[3];
+  const int64_t d = q.ne[0];
+  const bool kv16 =
+      ((slots[1].offset | k.nb[1] | k.nb[2] | slots[2].offset | v.nb[1] | v.nb[2]) & 15u) == 0;
+  const bool mask4 = mask.buffer == nullptr || ((slots[3].offset | mask.nb[1]) & 3u) == 0;
+  return k.type == kF16 && q.ne[1] <= kVecAttnTokens && d % 8 == 0 && d >= 32 && d <= 256 && kv16 &&
+         mask4;
+}
+
+void plan_graph(pi_device dev, const pi_graph& g, bool serialize, GraphPlan* plan) {
+  Planner(dev, g, serialize, *plan).run();
 }
 
 void write_params(const pi_graph& g, const GraphPlan& plan, uint32_t* words) {

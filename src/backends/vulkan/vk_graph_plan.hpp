@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/vulkan/vk_device.hpp"
+#include "backends/vulkan/vk_hazards.hpp"
 #include "backends/vulkan/vk_ops.hpp"
 
 namespace polyinfer::vk {
@@ -41,6 +42,10 @@ struct DispatchPlan {
   uint32_t first = 0, count = 1;
   uint32_t groups_x = 0, groups_y = 0;
   bool barrier = false;  // waits for the earlier dispatches of the graph
+  // The bytes it reads, ranges[0, n_reads), then those it writes (n_writes):
+  // what vk_plan_reuse.cpp checks when it refreshes a tensor.
+  std::array<ByteRange, 8> ranges{};
+  uint8_t n_reads = 0, n_writes = 0;
 };
 
 struct GraphPlan {
@@ -50,9 +55,19 @@ struct GraphPlan {
 };
 
 // Validates every node (throws VkError with PI_ERR_UNSUPPORTED or
-// PI_ERR_INVALID naming the node). serialize: a barrier before every
-// dispatch, so that profiling timestamps span one dispatch each.
-GraphPlan plan_graph(pi_device dev, const pi_graph& g, bool serialize);
+// PI_ERR_INVALID naming the node) and writes the plan over *plan, reusing
+// its storage. serialize: a barrier before every dispatch, so that profiling
+// timestamps span one dispatch each.
+void plan_graph(pi_device dev, const pi_graph& g, bool serialize, GraphPlan* plan);
+
+// A tensor's bytes in its block's VkBuffer.
+ByteRange tensor_bytes(const pi_tensor& t);
+// Tensor t's binding as slot `role` of node `node`, its binding starting at
+// a multiple of `piece` bytes (throws VkError when the device cannot bind it).
+Binding bind_tensor(pi_device dev, const pi_tensor& t, uint64_t piece, uint32_t node,
+                    const char* role);
+// Whether FLASH_ATTN node n, bound as `slots`, takes shaders/flash_attn_vec.comp.
+bool attn_vec(const pi_node& n, const std::array<Binding, kParamTensors>& slots);
 
 // Dispatch i's kParamWords parameter words at words + i * kParamWords
 // (shaders/common.glsl reads them).

@@ -200,7 +200,8 @@ polyinfer::vk::Recording* pi_stream_s::take_recording(polyinfer::vk::RecordedGra
 void pi_stream_s::submit_graph(const pi_graph& g) {
   const auto t0 = std::chrono::steady_clock::now();
   retire(false);
-  const polyinfer::vk::GraphPlan plan = polyinfer::vk::plan_graph(dev, g, dev->profile_nodes);
+  const bool reused = reuse_.plan(dev, g, dev->profile_nodes, &plan_);
+  const polyinfer::vk::GraphPlan& plan = plan_;
   Pending p;
   p.graph = polyinfer::vk::recorded_graph(dev, plan);
   p.recording = take_recording(*p.graph);
@@ -219,7 +220,10 @@ void pi_stream_s::submit_graph(const pi_graph& g) {
   submit(std::move(p), cmd);
   if (profiler_) {
     const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
-    profiler_->add_submit(recorded ? "record" : "replay", us.count());
+    profiler_->add_submit(recorded ? "record"
+                          : reused ? "replay, plan reused"
+                                   : "replay",
+                          us.count());
   }
 }
 

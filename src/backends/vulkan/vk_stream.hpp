@@ -12,6 +12,8 @@
 
 #include "backends/vulkan/vk_device.hpp"
 #include "backends/vulkan/vk_graph.hpp"
+#include "backends/vulkan/vk_graph_plan.hpp"
+#include "backends/vulkan/vk_plan_reuse.hpp"
 #include "backends/vulkan/vk_profiler.hpp"
 
 struct pi_stream_s {
@@ -50,4 +52,8 @@ struct pi_stream_s {
   std::vector<VkFence> free_fences_;
   uint64_t staging_in_flight_ = 0;
   std::unique_ptr<polyinfer::vk::Profiler> profiler_;  // POLYINFER_VULKAN_PROFILE=1
+  // The last submitted graph's plan, kept for the next decode step or
+  // planned over (its storage kept).
+  polyinfer::vk::GraphPlan plan_;
+  polyinfer::vk::PlanReuse reuse_;
 };

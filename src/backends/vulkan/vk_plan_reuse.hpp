@@ -1,0 +1,54 @@
+// A stream's last graph plan, reused for the next decode step. Consecutive
+// decode steps submit graphs that differ only in their decode fields: the
+// attention's KV length (FLASH_ATTN's K and V views and its mask grow by a
+// position) and where the cache writes go (the CPY destinations' offsets).
+// The shaders read those as parameter words, so the plan (units, pipelines,
+// bindings, barriers, the recording's key) stays, and planning it again cost
+// 160-190 us of host time per token on llama-1b and 290-380 us on llama-8b
+// (H200 host, session 18), with the GPU idle. So when a graph equals the
+// last one but for those fields, the plan is kept after checks on what the
+// fields could change: the units (planned again), the nodes' own checks, the
+// bindings of the moved tensors, the attention's shader and that no two
+// dispatches between barriers now touch the same bytes; only their tensors,
+// offsets and byte ranges are refreshed.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "backends/vulkan/vk_fusion.hpp"
+#include "backends/vulkan/vk_graph_plan.hpp"
+
+namespace polyinfer::vk {
+
+class PlanReuse {
+ public:
+  // Writes g's plan over *plan: the last plan refreshed when g differs from
+  // the graph it was made for only in the decode fields and the checks hold
+  // (returns true), else a new plan_graph (which throws for an unsupported
+  // graph; returns false).
+  bool plan(pi_device dev, const pi_graph& g, bool serialize, GraphPlan* plan);
+
+ private:
+  // A place of a decode-field tensor in the plan: node `node`'s tensor
+  // `tensor` (0..3 a source, 4 the destination) is dispatch `dispatch`'s
+  // slot `slot` and/or its byte range `range` (-1: not).
+  struct Site {
+    uint32_t dispatch, node;
+    uint8_t tensor;
+    int8_t slot, range;
+  };
+
+  bool refresh(pi_device dev, const pi_graph& g, GraphPlan* plan) const;
+  bool refresh_sites(pi_device dev, const pi_graph& g, GraphPlan* plan) const;
+  void remember(const pi_graph& g, const GraphPlan& plan, const Features& features);
+
+  std::vector<uint64_t> signature_;  // the last planned graph's words (vk_plan_reuse.cpp)
+  std::vector<Unit> units_;
+  std::vector<uint32_t> field_nodes_;  // nodes with decode fields
+  std::vector<OpPlan> field_ops_;      // their plan_node results
+  std::vector<Site> sites_;
+  std::vector<uint32_t> field_dispatches_;  // the dispatches of sites_, once each
+  bool serialize_ = false;
+};
+
+}  // namespace polyinfer::vk
