@@ -4,6 +4,7 @@
 #pragma once
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -57,6 +58,9 @@ struct pi_device_s {
   std::map<std::string, VkShaderModule> modules;
   std::map<polyinfer::vk::PipelineKey, VkPipeline> pipelines;
   std::unordered_map<std::string, std::shared_ptr<polyinfer::vk::RecordedGraph>> graphs;
+  // buffer_free calls so far: a kept plan names its buffers by handle, and a
+  // freed handle may come back for another allocation (vk_plan_reuse.hpp).
+  std::atomic<uint64_t> buffers_freed{0};
   std::string error;
 };
 

@@ -33,7 +33,8 @@ struct Recording {
   Allocation scratch;
   // Profiling: timestamps 2i and 2i+1 around dispatch i (reset at the buffer's start).
   VkQueryPool queries = VK_NULL_HANDLE;
-  int in_flight = 0;  // submissions whose fence has not been seen signalled
+  int in_flight = 0;          // submissions whose fence has not been seen signalled
+  uint64_t params_epoch = 0;  // the PlanReuse::epoch() of the plan its words were written for
 };
 
 // The recordings of one graph key.

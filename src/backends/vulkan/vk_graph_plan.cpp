@@ -406,26 +406,37 @@ void plan_graph(pi_device dev, const pi_graph& g, bool serialize, GraphPlan* pla
   Planner(dev, g, serialize, *plan).run();
 }
 
-void write_params(const pi_graph& g, const GraphPlan& plan, uint32_t* words) {
-  for (size_t i = 0; i < plan.dispatches.size(); ++i) {
-    const DispatchPlan& d = plan.dispatches[i];
-    uint32_t* p = words + i * kParamWords;
-    std::memset(p, 0, kParamWords * 4);
-    for (uint32_t s = 0; s < kParamTensors; ++s) {
-      const pi_tensor& t = d.tensors[s];
-      p[s * 9] = d.slots[s].offset;
-      for (int k = 0; k < 4; ++k) {
-        p[s * 9 + 1 + k] = static_cast<uint32_t>(t.ne[k]);
-        p[s * 9 + 5 + k] = static_cast<uint32_t>(t.nb[k]);
-      }
+namespace {
+
+// Dispatch d's words at p.
+void write_dispatch_params(const pi_graph& g, const DispatchPlan& d, uint32_t* p) {
+  std::memset(p, 0, kParamWords * 4);
+  for (uint32_t s = 0; s < kParamTensors; ++s) {
+    const pi_tensor& t = d.tensors[s];
+    p[s * 9] = d.slots[s].offset;
+    for (int k = 0; k < 4; ++k) {
+      p[s * 9 + 1 + k] = static_cast<uint32_t>(t.ne[k]);
+      p[s * 9 + 5 + k] = static_cast<uint32_t>(t.nb[k]);
     }
-    if (d.param_node >= 0) {
-      const pi_node& n = g.nodes[d.param_node];
-      std::memcpy(p + kParamTensors * 9, n.i, sizeof n.i);
-      std::memcpy(p + kParamTensors * 9 + 8, n.f, sizeof n.f);
-    }
-    std::memcpy(p + kExtraBase, d.op.extra.data(), d.op.extra.size() * 4);
   }
+  if (d.param_node >= 0) {
+    const pi_node& n = g.nodes[d.param_node];
+    std::memcpy(p + kParamTensors * 9, n.i, sizeof n.i);
+    std::memcpy(p + kParamTensors * 9 + 8, n.f, sizeof n.f);
+  }
+  std::memcpy(p + kExtraBase, d.op.extra.data(), d.op.extra.size() * 4);
+}
+
+}  // namespace
+
+void write_params(const pi_graph& g, const GraphPlan& plan, uint32_t* words) {
+  for (size_t i = 0; i < plan.dispatches.size(); ++i)
+    write_dispatch_params(g, plan.dispatches[i], words + i * kParamWords);
+}
+
+void write_params(const pi_graph& g, const GraphPlan& plan, std::span<const uint32_t> which,
+                  uint32_t* words) {
+  for (uint32_t i : which) write_dispatch_params(g, plan.dispatches[i], words + i * kParamWords);
 }
 
 }  // namespace polyinfer::vk

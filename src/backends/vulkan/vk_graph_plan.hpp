@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -72,5 +73,8 @@ bool attn_vec(const pi_node& n, const std::array<Binding, kParamTensors>& slots)
 // Dispatch i's kParamWords parameter words at words + i * kParamWords
 // (shaders/common.glsl reads them).
 void write_params(const pi_graph& g, const GraphPlan& plan, uint32_t* words);
+// Only dispatches `which` (vk_plan_reuse.hpp: a kept plan's decode fields).
+void write_params(const pi_graph& g, const GraphPlan& plan, std::span<const uint32_t> which,
+                  uint32_t* words);
 
 }  // namespace polyinfer::vk

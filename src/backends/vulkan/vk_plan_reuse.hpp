@@ -28,6 +28,12 @@ class PlanReuse {
   // graph; returns false).
   bool plan(pi_device dev, const pi_graph& g, bool serialize, GraphPlan* plan);
 
+  // Which plan the last call gave, unique in the process: a recording whose
+  // parameter words were written for this epoch needs only the words of
+  // field_dispatches() written again when the plan is kept.
+  uint64_t epoch() const { return epoch_; }
+  const std::vector<uint32_t>& field_dispatches() const { return field_dispatches_; }
+
  private:
   // A place of a decode-field tensor in the plan: node `node`'s tensor
   // `tensor` (0..3 a source, 4 the destination) is dispatch `dispatch`'s
@@ -49,6 +55,8 @@ class PlanReuse {
   std::vector<Site> sites_;
   std::vector<uint32_t> field_dispatches_;  // the dispatches of sites_, once each
   bool serialize_ = false;
+  uint64_t freed_ = 0;  // pi_device_s::buffers_freed when the plan was made
+  uint64_t epoch_ = 0;
 };
 
 }  // namespace polyinfer::vk

@@ -208,8 +208,14 @@ void pi_stream_s::submit_graph(const pi_graph& g) {
   const bool recorded = p.recording == nullptr;
   if (recorded) p.recording = p.graph->record(dev, plan);
   // Not in flight, so its parameter words are the host's to rewrite; the
-  // submit makes the (coherent) writes visible to the device.
-  polyinfer::vk::write_params(g, plan, static_cast<uint32_t*>(p.recording->params.mapped));
+  // submit makes the (coherent) writes visible to the device. A kept plan
+  // changes only the words of its decode-field dispatches.
+  auto* words = static_cast<uint32_t*>(p.recording->params.mapped);
+  if (reused && p.recording->params_epoch == reuse_.epoch())
+    polyinfer::vk::write_params(g, plan, reuse_.field_dispatches(), words);
+  else
+    polyinfer::vk::write_params(g, plan, words);
+  p.recording->params_epoch = reuse_.epoch();
   if (p.recording->queries) {
     std::vector<polyinfer::vk::Profiler::Dispatch> dispatches;
     for (const auto& d : plan.dispatches) dispatches.push_back({d.first, d.count, d.op.shader});

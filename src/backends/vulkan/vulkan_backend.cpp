@@ -202,6 +202,7 @@ void buffer_free(pi_buffer buf) {
   pi_device dev = buf->dev;
   guarded(dev->error, [&] { dev->allocator->release(buf->alloc); });
   delete buf;
+  ++dev->buffers_freed;
 }
 
 void* buffer_map(pi_buffer) {
