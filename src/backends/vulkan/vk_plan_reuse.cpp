@@ -46,8 +46,8 @@ uint64_t pair(uint32_t lo, uint32_t hi) {
 
 // A tensor as words to `put`, the masked fields as 0. Its buffer by handle
 // (PlanReuse::plan replans after any buffer_free, so a handle still names
-// the same allocation): no buffer is looked into, which on llama-8b's ~3,000
-// tensors was most of a kept plan's time.
+// the same allocation): no buffer is looked into, a pointer chase fewer for
+// each of llama-8b's ~3,000 tensors.
 template <class Put>
 void put_tensor(const pi_tensor& t, uint16_t mask, Put& put) {
   put(t.type);

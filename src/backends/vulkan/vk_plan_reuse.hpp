@@ -4,7 +4,7 @@
 // position) and where the cache writes go (the CPY destinations' offsets).
 // The shaders read those as parameter words, so the plan (units, pipelines,
 // bindings, barriers, the recording's key) stays, and planning it again cost
-// 160-190 us of host time per token on llama-1b and 290-380 us on llama-8b
+// 170-218 us of host time per token on llama-1b and 291-407 us on llama-8b
 // (H200 host, session 18), with the GPU idle. So when a graph equals the
 // last one but for those fields, the plan is kept after checks on what the
 // fields could change: the units (planned again), the nodes' own checks, the
