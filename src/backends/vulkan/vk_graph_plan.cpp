@@ -63,6 +63,25 @@ pi_tensor scratch_tensor(const pi_tensor& act) {
   return t;
 }
 
+// Dispatch d's words at p.
+void write_dispatch_params(const pi_graph& g, const DispatchPlan& d, uint32_t* p) {
+  std::memset(p, 0, kParamWords * 4);
+  for (uint32_t s = 0; s < kParamTensors; ++s) {
+    const pi_tensor& t = d.tensors[s];
+    p[s * 9] = d.slots[s].offset;
+    for (int k = 0; k < 4; ++k) {
+      p[s * 9 + 1 + k] = static_cast<uint32_t>(t.ne[k]);
+      p[s * 9 + 5 + k] = static_cast<uint32_t>(t.nb[k]);
+    }
+  }
+  if (d.param_node >= 0) {
+    const pi_node& n = g.nodes[d.param_node];
+    std::memcpy(p + kParamTensors * 9, n.i, sizeof n.i);
+    std::memcpy(p + kParamTensors * 9 + 8, n.f, sizeof n.f);
+  }
+  std::memcpy(p + kExtraBase, d.op.extra.data(), d.op.extra.size() * 4);
+}
+
 // Builds the dispatches of one graph: bindings, grids, barriers and the key.
 class Planner {
  public:
@@ -81,7 +100,8 @@ class Planner {
   }
 
   void run() {
-    for (const Unit& u : plan_units(g_, dev_->features)) {
+    plan_.units = plan_units(g_, dev_->features);
+    for (const Unit& u : plan_.units) {
       // Every node is checked, also inside a fused unit.
       std::array<OpPlan, kMaxUnitNodes> ops;
       for (uint32_t k = 0; k < u.count; ++k) ops[k] = plan_checked(u.first + k);
@@ -361,9 +381,7 @@ Binding bind_tensor(pi_device dev, const pi_tensor& t, uint64_t piece, uint32_t 
   const uint64_t max_range = dev->limits.maxStorageBufferRange / piece * piece;
   Binding b;
   b.buffer = block.buffer;
-  // Read once: instance() is a call_once per call (10% of a plan's time).
-  static const bool sync_validation = instance().sync_validation;
-  if (sync_validation) {
+  if (instance().sync_validation) {
     b.desc_offset = start / align * align;
     b.range = std::min(block.size, (start + extent + piece - 1) / piece * piece) - b.desc_offset;
     b.offset = static_cast<uint32_t>(start - b.desc_offset);
@@ -405,29 +423,6 @@ bool attn_vec(const pi_node& n, const std::array<Binding, kParamTensors>& slots)
 void plan_graph(pi_device dev, const pi_graph& g, bool serialize, GraphPlan* plan) {
   Planner(dev, g, serialize, *plan).run();
 }
-
-namespace {
-
-// Dispatch d's words at p.
-void write_dispatch_params(const pi_graph& g, const DispatchPlan& d, uint32_t* p) {
-  std::memset(p, 0, kParamWords * 4);
-  for (uint32_t s = 0; s < kParamTensors; ++s) {
-    const pi_tensor& t = d.tensors[s];
-    p[s * 9] = d.slots[s].offset;
-    for (int k = 0; k < 4; ++k) {
-      p[s * 9 + 1 + k] = static_cast<uint32_t>(t.ne[k]);
-      p[s * 9 + 5 + k] = static_cast<uint32_t>(t.nb[k]);
-    }
-  }
-  if (d.param_node >= 0) {
-    const pi_node& n = g.nodes[d.param_node];
-    std::memcpy(p + kParamTensors * 9, n.i, sizeof n.i);
-    std::memcpy(p + kParamTensors * 9 + 8, n.f, sizeof n.f);
-  }
-  std::memcpy(p + kExtraBase, d.op.extra.data(), d.op.extra.size() * 4);
-}
-
-}  // namespace
 
 void write_params(const pi_graph& g, const GraphPlan& plan, uint32_t* words) {
   for (size_t i = 0; i < plan.dispatches.size(); ++i)

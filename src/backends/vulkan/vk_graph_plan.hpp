@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/vulkan/vk_device.hpp"
+#include "backends/vulkan/vk_fusion.hpp"
 #include "backends/vulkan/vk_hazards.hpp"
 #include "backends/vulkan/vk_ops.hpp"
 
@@ -53,6 +54,7 @@ struct GraphPlan {
   std::string key;  // everything a recording bakes in, and nothing else
   std::vector<DispatchPlan> dispatches;
   uint64_t scratch_bytes = 0;  // the recording's scratch buffer (8-bit activations)
+  std::vector<Unit> units;     // how plan_units cut the graph
 };
 
 // Validates every node (throws VkError with PI_ERR_UNSUPPORTED or

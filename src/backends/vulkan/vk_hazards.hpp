@@ -19,6 +19,11 @@ struct ByteRange {
   uint64_t lo = 0, hi = 0;
 };
 
+// Whether two dispatches must be ordered: one writes bytes that the other
+// reads or writes (read after write, write after write, write after read).
+bool hazard(std::span<const ByteRange> reads_a, std::span<const ByteRange> writes_a,
+            std::span<const ByteRange> reads_b, std::span<const ByteRange> writes_b);
+
 class HazardTracker {
  public:
   // Whether a dispatch reading `reads` and writing `writes` must wait for

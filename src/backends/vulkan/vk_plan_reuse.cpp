@@ -4,10 +4,13 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "backends/fusion_bytes.hpp"
 #include "backends/vulkan/vk_check.hpp"
+#include "backends/vulkan/vk_fusion.hpp"
+#include "backends/vulkan/vk_hazards.hpp"
 
 namespace polyinfer::vk {
 namespace {
@@ -94,20 +97,11 @@ bool same_op(const OpPlan& a, const OpPlan& b) {
          a.groups == b.groups && a.extra == b.extra;
 }
 
-bool overlaps(const ByteRange& a, const ByteRange& b) {
-  return a.buffer == b.buffer && a.lo < b.hi && b.lo < a.hi;
+std::span<const ByteRange> reads_of(const DispatchPlan& d) {
+  return {d.ranges.data(), d.n_reads};
 }
-
-// Whether a writes bytes that b reads or writes, or reads bytes b writes.
-bool conflict(const DispatchPlan& a, const DispatchPlan& b) {
-  const int a_all = a.n_reads + a.n_writes, b_all = b.n_reads + b.n_writes;
-  for (int i = a.n_reads; i < a_all; ++i)
-    for (int j = 0; j < b_all; ++j)
-      if (overlaps(a.ranges[i], b.ranges[j])) return true;
-  for (int i = 0; i < a.n_reads; ++i)
-    for (int j = b.n_reads; j < b_all; ++j)
-      if (overlaps(a.ranges[i], b.ranges[j])) return true;
-  return false;
+std::span<const ByteRange> writes_of(const DispatchPlan& d) {
+  return {d.ranges.data() + d.n_reads, d.n_writes};
 }
 
 // Whether dispatch i conflicts with none of the dispatches it runs beside:
@@ -118,7 +112,8 @@ bool stage_clear(const std::vector<DispatchPlan>& ds, size_t i) {
   size_t end = i + 1;
   while (end < ds.size() && !ds[end].barrier) ++end;
   for (size_t k = begin; k < end; ++k)
-    if (k != i && conflict(ds[i], ds[k])) return false;
+    if (k != i && hazard(reads_of(ds[i]), writes_of(ds[i]), reads_of(ds[k]), writes_of(ds[k])))
+      return false;
   return true;
 }
 
@@ -143,7 +138,7 @@ bool PlanReuse::plan(pi_device dev, const pi_graph& g, bool serialize, GraphPlan
 }
 
 bool PlanReuse::refresh(pi_device dev, const pi_graph& g, GraphPlan* plan) const {
-  if (plan_units(g, dev->features) != units_) return false;
+  if (plan_units(g, dev->features) != plan->units) return false;
   for (size_t k = 0; k < field_nodes_.size(); ++k) {
     OpPlan op;
     std::string why;
@@ -189,7 +184,6 @@ bool PlanReuse::refresh_sites(pi_device dev, const pi_graph& g, GraphPlan* plan)
 // Where the plan holds each decode-field tensor: a dispatch's slot or byte
 // range equal to it, among the dispatches of its node.
 void PlanReuse::remember(const pi_graph& g, const GraphPlan& plan, const Features& features) {
-  units_ = plan_units(g, features);
   field_nodes_.clear();
   field_ops_.clear();
   sites_.clear();

@@ -15,17 +15,16 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/vulkan/vk_fusion.hpp"
 #include "backends/vulkan/vk_graph_plan.hpp"
 
 namespace polyinfer::vk {
 
 class PlanReuse {
  public:
-  // Writes g's plan over *plan: the last plan refreshed when g differs from
-  // the graph it was made for only in the decode fields and the checks hold
-  // (returns true), else a new plan_graph (which throws for an unsupported
-  // graph; returns false).
+  // Writes g's plan over *plan, which must be what the last call left there:
+  // that plan refreshed when g differs from the graph it was made for only
+  // in the decode fields and the checks hold (returns true), else a new
+  // plan_graph (which throws for an unsupported graph; returns false).
   bool plan(pi_device dev, const pi_graph& g, bool serialize, GraphPlan* plan);
 
   // Which plan the last call gave, unique in the process: a recording whose
@@ -48,8 +47,7 @@ class PlanReuse {
   bool refresh_sites(pi_device dev, const pi_graph& g, GraphPlan* plan) const;
   void remember(const pi_graph& g, const GraphPlan& plan, const Features& features);
 
-  std::vector<uint64_t> signature_;  // the last planned graph's words (vk_plan_reuse.cpp)
-  std::vector<Unit> units_;
+  std::vector<uint64_t> signature_;    // the last planned graph's words (vk_plan_reuse.cpp)
   std::vector<uint32_t> field_nodes_;  // nodes with decode fields
   std::vector<OpPlan> field_ops_;      // their plan_node results
   std::vector<Site> sites_;
