@@ -20,16 +20,19 @@ inline bool same_tensor(const pi_tensor& a, const pi_tensor& b) {
          std::memcmp(a.ne, b.ne, sizeof a.ne) == 0 && std::memcmp(a.nb, b.nb, sizeof a.nb) == 0;
 }
 
-// Whether two tensors may share bytes (bounds from the strides; the last
-// element counted as at least 4 bytes, as block types' rows are).
+// One past the last byte a tensor may touch in its buffer (bounds from the
+// strides; the last element counted as at least 4 bytes, as block types'
+// rows are).
+inline uint64_t byte_end(const pi_tensor& t) {
+  uint64_t e = t.offset + (t.nb[0] > 4 ? t.nb[0] : 4);
+  for (int d = 0; d < 4; ++d) e += static_cast<uint64_t>(t.ne[d] - 1) * t.nb[d];
+  return e;
+}
+
+// Whether two tensors may share bytes (byte_end's bounds).
 inline bool overlap(const pi_tensor& a, const pi_tensor& b) {
   if (a.buffer == nullptr || a.buffer != b.buffer) return false;
-  const auto end = [](const pi_tensor& t) {
-    uint64_t e = t.offset + (t.nb[0] > 4 ? t.nb[0] : 4);
-    for (int d = 0; d < 4; ++d) e += static_cast<uint64_t>(t.ne[d] - 1) * t.nb[d];
-    return e;
-  };
-  return a.offset < end(b) && b.offset < end(a);
+  return a.offset < byte_end(b) && b.offset < byte_end(a);
 }
 
 // Neither node reads what the other writes, nor do they write the same bytes:

@@ -56,11 +56,12 @@ struct Planned {
   GraphKeys keys;
 };
 
-Planned plan(const std::vector<pi_node>& nodes, bool fuse = true, size_t capacity = 64) {
+Planned plan(const std::vector<pi_node>& nodes, bool fuse = true, size_t capacity = 64,
+             bool idle = true) {
   const pi_graph g{nodes.data(), static_cast<uint32_t>(nodes.size())};
   const std::vector<Unit> units = plan_units(g, fuse);
   Planned p;
-  p.fields = plan_decode_fields(g, units, capacity);
+  p.fields = plan_decode_fields(g, units, capacity, idle);
   p.keys = graph_keys(g, units, p.fields, stand_in_address);
   return p;
 }
@@ -69,11 +70,36 @@ TEST(CudaGraphKeys, DecodeStepsShareOneKey) {
   const Planned a = plan(step(40)), b = plan(step(41));
   // The ROPE+KV unit's cache writes (nodes 5, 6) and the attention (node 7).
   EXPECT_EQ(a.fields.slot, (std::vector<int32_t>{-1, -1, -1, -1, -1, 0, 1, 2, -1}));
-  EXPECT_EQ(a.fields.values, (std::vector<int64_t>{39 * kRow, kVCache + 39 * kRow, 40}));
-  EXPECT_EQ(b.fields.values, (std::vector<int64_t>{40 * kRow, kVCache + 40 * kRow, 41}));
+  // The attention's n_kv, the rows it reads before its wait (all but the
+  // new token's and, by fusion::byte_end's 4-byte last element, the one
+  // before it) and its mask's flag (no node writes it).
+  EXPECT_EQ(a.fields.values, (std::vector<int64_t>{39 * kRow, kVCache + 39 * kRow, 40, 38, 1}));
+  EXPECT_EQ(b.fields.values, (std::vector<int64_t>{40 * kRow, kVCache + 40 * kRow, 41, 39, 1}));
   EXPECT_EQ(a.keys.topology, b.keys.topology);
   EXPECT_EQ(a.keys.full, b.keys.full);
   EXPECT_EQ(a.keys.node_end, b.keys.node_end);
+}
+
+// Nothing is read before the wait while a kernel of an earlier submit may
+// still run, nor what a node of the graph before the attention writes.
+TEST(CudaGraphKeys, EarlyReadsOnlyOfWhatNothingWrites) {
+  EXPECT_EQ(plan(step(40), true, 64, false).fields.values,
+            (std::vector<int64_t>{39 * kRow, kVCache + 39 * kRow, 40, 0, 0}));
+  std::vector<pi_node> masked = step(40);
+  masked[0].dst = masked[7].src[3];  // a node writes the mask
+  EXPECT_EQ(plan(masked).fields.values[4], 0);
+  std::vector<pi_node> nodes = step(40);
+  const pi_graph g{nodes.data(), static_cast<uint32_t>(nodes.size())};
+  EXPECT_EQ(kv_rows_unwritten(g, 7), 38);
+  nodes[5].dst.offset = 12 * kRow + 4;  // K's write inside position 12
+  EXPECT_EQ(kv_rows_unwritten(g, 7), 12);
+  nodes[6].dst.offset = kVCache + 3 * kRow + 8;  // V's write from inside position 3 on
+  EXPECT_EQ(kv_rows_unwritten(g, 7), 3);
+  nodes[5].dst.offset = kVCache + 40 * kRow + 4;  // past both views
+  nodes[6].dst.offset = 40 * kRow + 4;
+  EXPECT_EQ(kv_rows_unwritten(g, 7), 40);
+  nodes[8].dst = nodes[7].src[1];  // a node after the attention writes K
+  EXPECT_EQ(kv_rows_unwritten(g, 7), 40);
 }
 
 // Past 256 positions the attention's grid is one block per 32 positions: a

@@ -131,6 +131,7 @@ pi_status buffer_read_untimed(pi_stream s, pi_buffer buf, uint64_t offset, void*
   if (cudaError_t e = cudaStreamSynchronize(s->stream); e != cudaSuccess) {
     return cuda_fail(s->dev, "cudaStreamSynchronize", e);
   }
+  s->idle = true;
   s->profiler.collect();
   return PI_OK;
 }
@@ -190,6 +191,7 @@ pi_status stream_sync(pi_stream s) {
   if (cudaError_t e = cudaStreamSynchronize(s->stream); e != cudaSuccess) {
     return cuda_fail(s->dev, "cudaStreamSynchronize", e);
   }
+  s->idle = true;
   s->profiler.collect();
   return PI_OK;
 }

@@ -46,5 +46,10 @@ struct pi_stream_s {
   // before each submit; fixed for the stream's life, since its captured
   // graphs hold the address.
   int64_t* decode_fields = nullptr;
+  // No kernel enqueued on the stream can still be running: set where the host
+  // synchronizes it, cleared by every submit. A decode step's attention may
+  // then read the KV rows that no node of its own graph writes before its
+  // wait (decode_fields.hpp).
+  bool idle = true;
   polyinfer::cuda::Profiler profiler;
 };

@@ -4,6 +4,7 @@
 
 #include "backends/cuda/act_quant.cuh"
 #include "backends/cuda/cuda_common.cuh"
+#include "backends/cuda/decode_fields.hpp"
 
 namespace polyinfer::cuda {
 
@@ -19,13 +20,26 @@ struct FaArgs {
   // aq != nullptr: the short decode kernel also writes its one token's output
   // (heads one after another) as 8-bit blocks for the O projection.
   ActQuantPtrs quant;
-  // Decode kernels: n_kv in device memory (decode_fields.hpp), which then
-  // stands for k.ne[1], v.ne[1] and the mask's length; nullptr: k.ne[1].
+  // Decode kernels: the node's AttnField values in device memory
+  // (decode_fields.hpp): n_kv, which then stands for k.ne[1], v.ne[1] and the
+  // mask's length, and what may be read before the PDL wait. nullptr: n_kv is
+  // k.ne[1] and nothing is read early. The host uploads these values before
+  // the graph's first kernel, so they too may be read before the wait.
   const int64_t* n_kv_field = nullptr;
 };
 
 __device__ __forceinline__ int64_t kv_length(const FaArgs& p) {
-  return p.n_kv_field ? *p.n_kv_field : p.k.ne[1];
+  return p.n_kv_field ? p.n_kv_field[kAttnKvLength] : p.k.ne[1];
+}
+
+// The leading KV positions whose rows may be read before the PDL wait.
+__device__ __forceinline__ int64_t kv_early(const FaArgs& p) {
+  return p.n_kv_field ? p.n_kv_field[kAttnKvEarly] : 0;
+}
+
+// Whether the mask may be read before the PDL wait.
+__device__ __forceinline__ bool mask_early(const FaArgs& p) {
+  return p.n_kv_field && p.n_kv_field[kAttnMaskEarly] != 0;
 }
 
 __device__ __forceinline__ float kv_elem(uint32_t type, const uint8_t* row, int d) {

@@ -206,40 +206,67 @@ __device__ __forceinline__ void load_kv(uint32_t type, const uint8_t* row, int d
   for (int e = 0; e < E; ++e) out[e] = kv_elem(type, row, d0 + e);
 }
 
-// One pass of a warp: positions j0 .. j0 + P - 1 (those below n_kv) folded
-// into its running max m, sum l and unnormalized output acc.
+// One pass of a warp: a lane's D/32 dimensions of the K and V rows of
+// positions j0 .. j0 + P - 1 (zeros where not loaded), and lane e < P's mask
+// of position j0 + e (−inf when masked or absent).
 template <int D>
-__device__ __forceinline__ void short_pass(const FaArgs& p, const float q[D / 32], int64_t hk,
-                                           int64_t j0, int64_t n_kv, bool k_vec, bool v_vec,
-                                           float& m, float& l, float acc[D / 32]) {
-  constexpr int E = D / 32, P = short_positions(D);
+struct PassRows {
+  float k[short_positions(D)][D / 32], v[short_positions(D)][D / 32];
+  float mask;
+};
+
+template <int D>
+__device__ __forceinline__ void clear_rows(PassRows<D>& r) {
+#pragma unroll
+  for (int i = 0; i < short_positions(D); ++i) {
+#pragma unroll
+    for (int e = 0; e < D / 32; ++e) r.k[i][e] = r.v[i][e] = 0.0f;
+  }
+  r.mask = -INFINITY;
+}
+
+// Loads the pass's rows of positions in [lo, hi).
+template <int D>
+__device__ __forceinline__ void load_rows(const FaArgs& p, int64_t hk, int64_t j0, int64_t lo,
+                                          int64_t hi, bool k_vec, bool v_vec, PassRows<D>& r) {
+  constexpr int E = D / 32;
   const int lane = threadIdx.x % 32;
-  // Lane e < P: position j0 + e's mask, −inf when masked or absent.
-  float mv = -INFINITY;
-  if (lane < P && j0 + lane < n_kv)
-    mv = p.mask.data ? reinterpret_cast<const float*>(p.mask.data)[j0 + lane] : 0.0f;
   const uint8_t* kbase = p.k.data + hk * p.k.nb[2] + j0 * p.k.nb[1];
   const uint8_t* vbase = p.v.data + hk * p.v.nb[2] + j0 * p.v.nb[1];
-  float kr[P][E], vr[P][E];
 #pragma unroll
-  for (int i = 0; i < P; ++i) {
-    if (j0 + i < n_kv) {  // uniform across the warp
-      load_kv<E>(p.kt, kbase + i * p.k.nb[1], lane * E, k_vec, kr[i]);
-      load_kv<E>(p.vt, vbase + i * p.v.nb[1], lane * E, v_vec, vr[i]);
-    } else {
-#pragma unroll
-      for (int e = 0; e < E; ++e) kr[i][e] = vr[i][e] = 0.0f;
+  for (int i = 0; i < short_positions(D); ++i) {
+    if (j0 + i >= lo && j0 + i < hi) {  // uniform across the warp
+      load_kv<E>(p.kt, kbase + i * p.k.nb[1], lane * E, k_vec, r.k[i]);
+      load_kv<E>(p.vt, vbase + i * p.v.nb[1], lane * E, v_vec, r.v[i]);
     }
   }
-  const unsigned live = __ballot_sync(0xffffffffu, mv != -INFINITY);
+}
+
+template <int D>
+__device__ __forceinline__ void load_mask(const FaArgs& p, int64_t j0, int64_t n_kv,
+                                          PassRows<D>& r) {
+  const int lane = threadIdx.x % 32;
+  if (lane < short_positions(D) && j0 + lane < n_kv)
+    r.mask = p.mask.data ? reinterpret_cast<const float*>(p.mask.data)[j0 + lane] : 0.0f;
+}
+
+// Folds a pass's rows into the warp's running max m, sum l and unnormalized
+// output acc (online softmax). The rows in range are read whatever their
+// mask, so the mask costs no second round trip.
+template <int D>
+__device__ __forceinline__ void short_pass(const FaArgs& p, const float q[D / 32],
+                                           const PassRows<D>& r, float& m, float& l,
+                                           float acc[D / 32]) {
+  constexpr int E = D / 32, P = short_positions(D);
+  const unsigned live = __ballot_sync(0xffffffffu, r.mask != -INFINITY);
   float s[P], mx = m;
 #pragma unroll
   for (int i = 0; i < P; ++i) {
     float dot = 0.0f;
 #pragma unroll
-    for (int e = 0; e < E; ++e) dot += q[e] * kr[i][e];
+    for (int e = 0; e < E; ++e) dot += q[e] * r.k[i][e];
     dot = warp_sum(dot);
-    const float mi = __shfl_sync(0xffffffffu, mv, i);
+    const float mi = __shfl_sync(0xffffffffu, r.mask, i);
     s[i] = live >> i & 1u ? dot * p.scale + mi : -INFINITY;
     mx = fmaxf(mx, s[i]);
   }
@@ -253,30 +280,49 @@ __device__ __forceinline__ void short_pass(const FaArgs& p, const float q[D / 32
     const float pr = live >> i & 1u ? expf(s[i] - mx) : 0.0f;
     l += pr;
 #pragma unroll
-    for (int e = 0; e < E; ++e) acc[e] += pr * vr[i][e];
+    for (int e = 0; e < E; ++e) acc[e] += pr * r.v[i][e];
   }
   m = mx;
 }
 
+// Before its PDL wait the kernel reads what the host uploaded for the step
+// (n_kv and the AttnField terms) and, where those allow, the mask and the K/V
+// rows of its first pass that no node of the graph writes: in a decode step
+// every row but the new token's, which the ROPE + KV unit just before it
+// writes. Those loads then overlap the kernels before it, and only the new
+// row, Q and the fold follow the wait.
 // (At least one block per multiprocessor: without that bound ptxas spilled
 // 16 bytes for D = 128 at 80 registers.)
 template <int D>
 __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(FaArgs p, bool k_vec,
                                                                               bool v_vec) {
-  pdl_start();
   constexpr int E = D / 32, P = short_positions(D);
   __shared__ float sm[kShortWarps], sl[kShortWarps];
   __shared__ float so[kShortWarps][D];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t h = blockIdx.x, hk = h / p.group, n_kv = kv_length(p);
+  const int64_t n_early = min(kv_early(p), n_kv);
+  const bool m_early = mask_early(p);
+  int64_t j0 = warp * P;
+  PassRows<D> r;
+  clear_rows(r);
+  if (m_early) load_mask(p, j0, n_kv, r);
+  load_rows(p, hk, j0, 0, n_early, k_vec, v_vec, r);
+  pdl_start();
+  if (!m_early) load_mask(p, j0, n_kv, r);
+  load_rows(p, hk, j0, n_early, n_kv, k_vec, v_vec, r);
 
   const float* qrow = reinterpret_cast<const float*>(row_at(p.q, 0, h, 0));
   float q[E];
 #pragma unroll
   for (int e = 0; e < E; ++e) q[e] = qrow[lane * E + e];
   float m = -INFINITY, l = 0.0f, acc[E] = {};
-  for (int64_t j0 = warp * P; j0 < n_kv; j0 += kShortWarps * P) {
-    short_pass<D>(p, q, hk, j0, n_kv, k_vec, v_vec, m, l, acc);
+  if (j0 < n_kv) short_pass<D>(p, q, r, m, l, acc);
+  for (j0 += kShortWarps * P; j0 < n_kv; j0 += kShortWarps * P) {
+    clear_rows(r);
+    load_mask(p, j0, n_kv, r);
+    load_rows(p, hk, j0, 0, n_kv, k_vec, v_vec, r);
+    short_pass<D>(p, q, r, m, l, acc);
   }
   if (lane == 0) {
     sm[warp] = m;

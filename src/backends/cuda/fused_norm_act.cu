@@ -106,6 +106,7 @@ const char* launch_norm_mul(const UnitContext& c) {
   p.out = mv.dst;
   p.w = mv.src[1];
   p.eps = c.nodes[add ? 1 : 0].f[0];
+  p.w_early = (c.constant_srcs[add ? 2 : 1] >> 1 & 1u) != 0;
   const int64_t k = p.a.ne[0], rows = p.a.ne[1] * p.a.ne[2] * p.a.ne[3];
   if (c.quantize_next) p.q = quantized_copy(c, p.out, k, rows);
   if (norm_split_fits(p, rows)) {

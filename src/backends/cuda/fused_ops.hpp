@@ -36,6 +36,8 @@ struct UnitContext {
   const int64_t* field[kMaxUnitNodes] = {};
   // No node of any submit writes the src[0] buffer of any of the unit's nodes.
   bool src0_constant = false;
+  // Per node: bit j set when no node of any submit writes its src[j]'s buffer.
+  uint32_t constant_srcs[kMaxUnitNodes] = {};
 };
 
 // [ADD,] RMS_NORM, MUL(norm, w): one block per row writes every node's dst.

@@ -79,13 +79,24 @@ const int64_t* field_of(pi_stream s, const DecodeFields& f, uint32_t i) {
   return f.slot[i] >= 0 ? s->decode_fields + f.slot[i] : nullptr;
 }
 
+// No node of any submit so far writes buffer b.
+bool constant_buffer(pi_buffer b) {
+  return b != nullptr && !b->kernel_written;
+}
+
 // No node of any submit so far writes the src[0] buffer of any of the n nodes.
 bool constant_src0(const pi_node* nodes, uint32_t n) {
   for (uint32_t k = 0; k < n; ++k) {
-    const pi_buffer b = nodes[k].src[0].buffer;
-    if (b == nullptr || b->kernel_written) return false;
+    if (!constant_buffer(nodes[k].src[0].buffer)) return false;
   }
   return true;
+}
+
+// Bit j: no node of any submit so far writes n.src[j]'s buffer.
+uint32_t constant_srcs(const pi_node& n) {
+  uint32_t bits = 0;
+  for (int j = 0; j < PI_MAX_SRC; ++j) bits |= constant_buffer(n.src[j].buffer) ? 1u << j : 0u;
+  return bits;
 }
 
 std::string launch_node(pi_stream s, const pi_node& n, const int64_t* field,
@@ -161,7 +172,10 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, con
   UnitContext c{&g.nodes[u.first],   views,    u.count,   u.quantize_next,
                 u.quantize_residual, u.spread, s->stream, s->scratch.data(),
                 &act_cache};
-  for (uint32_t k = 0; k < u.count; ++k) c.field[k] = field_of(s, f, u.first + k);
+  for (uint32_t k = 0; k < u.count; ++k) {
+    c.field[k] = field_of(s, f, u.first + k);
+    c.constant_srcs[k] = constant_srcs(g.nodes[u.first + k]);
+  }
   c.src0_constant = constant_src0(&g.nodes[u.first], u.count);
   if (const char* e = launch_fused(u, c))
     return std::string(unit_name(u, g.nodes[u.first])) + ": " + e;
@@ -389,7 +403,8 @@ pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
   clock.step("node checks, scratch");
   SubmitPlan plan;
   plan.units = plan_units(g, s->dev->fusion);
-  plan.fields = plan_decode_fields(g, plan.units, kDecodeFieldCapacity);
+  plan.fields = plan_decode_fields(g, plan.units, kDecodeFieldCapacity, s->idle);
+  s->idle = false;
   clock.step("fused units, per-token fields");
   if (pi_status st = upload_fields(s, plan.fields); st != PI_OK) return st;
   clock.step("per-token fields upload");

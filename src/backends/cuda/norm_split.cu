@@ -31,19 +31,24 @@ __device__ __forceinline__ float sq_dev(float4 v, float mean, int64_t i, int64_t
   return s;
 }
 
+// The weight row, which no kernel writes in a model, is read before the PDL
+// wait: in place (llama decode, H200) a norm otherwise waited a DRAM round
+// trip for it behind the next product's weight copies.
 __global__ __launch_bounds__(kThreads) void norm_split_kernel(NormArgs p, bool vec) {
-  pdl_start();
   __shared__ float tmp[32];
   const int64_t r = blockIdx.y, k = p.a.ne[0];
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const bool mine = i < k;
+  const bool weighted = mine && p.out.data;
+  float xi = 0.0f, wi = 0.0f;
+  if (weighted && p.w_early) wi = reinterpret_cast<const float*>(p.w.data)[i];
+  pdl_start();
   const float* x = reinterpret_cast<const float*>(row_flat(p.a, r));
   const float* y = p.b.data ? reinterpret_cast<const float*>(row_flat(p.b, r)) : nullptr;
   // This block's value, loaded first so that its latency overlaps the row's.
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
-  const bool mine = i < k;
-  float xi = 0.0f, wi = 0.0f;
   if (mine) {
     xi = y ? x[i] + y[i] : x[i];
-    if (p.out.data) wi = reinterpret_cast<const float*>(p.w.data)[i];
+    if (weighted && !p.w_early) wi = reinterpret_cast<const float*>(p.w.data)[i];
   }
   float4 v[kVec];
 #pragma unroll

@@ -25,6 +25,9 @@ struct NormArgs {
   float eps;
   bool center;     // NORM: subtract the row's mean first
   ActQuantPtrs q;  // q.aq set: out also as 8-bit blocks (rows of a multiple of 32)
+  // No kernel writes w's buffer (pi_buffer_s::kernel_written): the split
+  // kernel reads it before its PDL wait (pdl.cuh).
+  bool w_early;
 };
 
 // Whether `rows` rows of p take the split kernel: few rows of at most 8,192
