@@ -90,16 +90,16 @@ TEST(CudaGraphKeys, EarlyReadsOnlyOfWhatNothingWrites) {
   EXPECT_EQ(plan(masked).fields.values[4], 0);
   std::vector<pi_node> nodes = step(40);
   const pi_graph g{nodes.data(), static_cast<uint32_t>(nodes.size())};
-  EXPECT_EQ(kv_rows_unwritten(g, 7), 38);
+  EXPECT_EQ(AttnWrites(g).kv_rows_unwritten(7), 38);
   nodes[5].dst.offset = 12 * kRow + 4;  // K's write inside position 12
-  EXPECT_EQ(kv_rows_unwritten(g, 7), 12);
+  EXPECT_EQ(AttnWrites(g).kv_rows_unwritten(7), 12);
   nodes[6].dst.offset = kVCache + 3 * kRow + 8;  // V's write from inside position 3 on
-  EXPECT_EQ(kv_rows_unwritten(g, 7), 3);
+  EXPECT_EQ(AttnWrites(g).kv_rows_unwritten(7), 3);
   nodes[5].dst.offset = kVCache + 40 * kRow + 4;  // past both views
   nodes[6].dst.offset = 40 * kRow + 4;
-  EXPECT_EQ(kv_rows_unwritten(g, 7), 40);
+  EXPECT_EQ(AttnWrites(g).kv_rows_unwritten(7), 40);
   nodes[8].dst = nodes[7].src[1];  // a node after the attention writes K
-  EXPECT_EQ(kv_rows_unwritten(g, 7), 40);
+  EXPECT_EQ(AttnWrites(g).kv_rows_unwritten(7), 40);
 }
 
 // Past 256 positions the attention's grid is one block per 32 positions: a

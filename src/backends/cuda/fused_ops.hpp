@@ -34,9 +34,8 @@ struct UnitContext {
   ActQuantCache* act_cache;
   // Each node's per-token value in device memory, or nullptr (LaunchContext).
   const int64_t* field[kMaxUnitNodes] = {};
-  // No node of any submit writes the src[0] buffer of any of the unit's nodes.
-  bool src0_constant = false;
-  // Per node: bit j set when no node of any submit writes its src[j]'s buffer.
+  // Per node: bit j set when no node of any submit writes its src[j]'s buffer
+  // (pi_buffer_s::kernel_written).
   uint32_t constant_srcs[kMaxUnitNodes] = {};
 };
 

@@ -79,23 +79,13 @@ const int64_t* field_of(pi_stream s, const DecodeFields& f, uint32_t i) {
   return f.slot[i] >= 0 ? s->decode_fields + f.slot[i] : nullptr;
 }
 
-// No node of any submit so far writes buffer b.
-bool constant_buffer(pi_buffer b) {
-  return b != nullptr && !b->kernel_written;
-}
-
-// No node of any submit so far writes the src[0] buffer of any of the n nodes.
-bool constant_src0(const pi_node* nodes, uint32_t n) {
-  for (uint32_t k = 0; k < n; ++k) {
-    if (!constant_buffer(nodes[k].src[0].buffer)) return false;
-  }
-  return true;
-}
-
 // Bit j: no node of any submit so far writes n.src[j]'s buffer.
 uint32_t constant_srcs(const pi_node& n) {
   uint32_t bits = 0;
-  for (int j = 0; j < PI_MAX_SRC; ++j) bits |= constant_buffer(n.src[j].buffer) ? 1u << j : 0u;
+  for (int j = 0; j < PI_MAX_SRC; ++j) {
+    const pi_buffer b = n.src[j].buffer;
+    if (b != nullptr && !b->kernel_written) bits |= 1u << j;
+  }
   return bits;
 }
 
@@ -115,7 +105,7 @@ std::string launch_node(pi_stream s, const pi_node& n, const int64_t* field,
                         s->dev->sm_count,
                         &act_cache,
                         field,
-                        constant_src0(&n, 1)};
+                        (constant_srcs(n) & 1u) != 0};
   if (const char* e = kOps[n.op]->launch(c)) return std::string(pi_op_name(n.op)) + ": " + e;
   if (act_cache.valid && overlaps(dst, act_cache)) act_cache.valid = false;
   return {};
@@ -176,7 +166,6 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, con
     c.field[k] = field_of(s, f, u.first + k);
     c.constant_srcs[k] = constant_srcs(g.nodes[u.first + k]);
   }
-  c.src0_constant = constant_src0(&g.nodes[u.first], u.count);
   if (const char* e = launch_fused(u, c))
     return std::string(unit_name(u, g.nodes[u.first])) + ": " + e;
   // A unit that quantized its own output has just made the cache valid.
