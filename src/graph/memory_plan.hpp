@@ -25,7 +25,7 @@ inline constexpr uint64_t kArenaAlign = 64;
 // the same while the mask grows (1,024 positions per slot size).
 inline constexpr uint64_t kInputAlign = 4096;
 // Most consecutive nodes a backend runs as one kernel (see above).
-inline constexpr int64_t kFuseWindow = 4;
+inline constexpr int64_t kFuseWindow = 5;
 
 // n_devices: arenas to plan (tensors' devices must be below it).
 MemoryPlan plan_memory(const Graph& graph, int n_devices = 1);

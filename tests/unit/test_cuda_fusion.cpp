@@ -175,5 +175,98 @@ TEST(CudaFusion, RopeKvNeedsFloatCache) {
   for (UnitKind k : kinds(plan(g))) EXPECT_NE(k, UnitKind::kRopeKv);
 }
 
+// An F16 model's O projection (slot 7 -> 8), the residual ADD (slot 9) into
+// slot 0, RMS_NORM into slot 1, MUL by the weight row into slot 2, and
+// `products` F16 products over slot 2 (Q, K, V; gate, up) into slots 3...,
+// vectors of e values in slots of 64 KB.
+std::vector<pi_node> f16_norm_nodes(int products = 3, int64_t e = kEmbd) {
+  const auto at = [e](int s) {
+    return tensor(kF32, kArena, 65536 * static_cast<uint64_t>(s), {e});
+  };
+  std::vector<pi_node> g;
+  g.push_back(node(PI_OP_MUL_MAT, {tensor(kF16, kWeights, 0, {e, e}), at(7)}, at(8)));
+  g.push_back(node(PI_OP_ADD, {at(8), at(9)}, at(0)));
+  g.push_back(node(PI_OP_RMS_NORM, {at(0)}, at(1)));
+  g.push_back(node(PI_OP_MUL, {at(1), tensor(kF32, kWeights, 1 << 26, {e})}, at(2)));
+  for (int p = 0; p < products; ++p) {
+    const uint64_t w = static_cast<uint64_t>(2 + p) << 26;
+    g.push_back(node(PI_OP_MUL_MAT, {tensor(kF16, kWeights, w, {e, e}), at(2)}, at(3 + p)));
+  }
+  return g;
+}
+
+// The residual ADD goes into the product before it, the norm into the
+// products after it: no norm kernel.
+TEST(CudaFusion, F16NormFoldsIntoProducts) {
+  for (int products : {1, 2, 3}) {
+    const std::vector<Unit> u = plan(f16_norm_nodes(products));
+    ASSERT_EQ(kinds(u), (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec}))
+        << products << " products";
+    EXPECT_EQ(u[0].count, 2u);
+    EXPECT_EQ(u[1].first, 2u);
+    EXPECT_EQ(u[1].count, 2u + products);
+    EXPECT_FALSE(u[0].quantize_next || u[1].quantize_next);
+  }
+  // Rows past what the register-resident kernel holds: the norm stays a kernel.
+  EXPECT_EQ(kinds(plan(f16_norm_nodes(3, 4096)))[1], UnitKind::kNormMatvec);
+  EXPECT_EQ(
+      kinds(plan(f16_norm_nodes(3, 4128))),
+      (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kAddNormMul, UnitKind::kMatvecGroup}));
+}
+
+// Quantized products read 8-bit blocks that the norm kernel writes: no fold.
+TEST(CudaFusion, NormFoldNeedsF16Products) {
+  std::vector<pi_node> g = f16_norm_nodes();
+  for (size_t i = 4; i < g.size(); ++i)
+    g[i].src[0] = tensor(kQ4_0, kWeights, i << 26, {kEmbd, kEmbd});
+  EXPECT_EQ(kinds(plan(g)), (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kAddNormMul,
+                                                   UnitKind::kMatvecGroup}));
+}
+
+// Without the norm's fold the ADD stays with the norm kernel.
+TEST(CudaFusion, MatvecAddOnlyBeforeAFoldedNorm) {
+  std::vector<pi_node> g = f16_norm_nodes();
+  g[3].dst = g[1].dst;  // MUL's output over x, which every block reads
+  EXPECT_EQ(kinds(plan(g)), (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kAddNormMul,
+                                                   UnitKind::kMatvecGroup}));
+}
+
+// Outputs over what other blocks read or write, or vectors not 16-byte
+// aligned: the norm stays a kernel of its own.
+TEST(CudaFusion, NormFoldNeedsOutputsApartAndAlignment) {
+  const auto folds = [](const std::vector<pi_node>& g) {
+    const std::vector<UnitKind> k = kinds(plan(g));
+    return std::find(k.begin(), k.end(), UnitKind::kNormMatvec) != k.end();
+  };
+  ASSERT_TRUE(folds(f16_norm_nodes()));
+  std::vector<pi_node> g = f16_norm_nodes();
+  g[5].dst = g[2].dst;  // K's rows over the norm's output
+  EXPECT_FALSE(folds(g));
+  g = f16_norm_nodes();
+  g[2].dst = g[3].src[0] = g[3].dst;  // the norm's two outputs the same elements: fine
+  EXPECT_TRUE(folds(g));
+  g[2].dst.offset += 16;  // ... partly overlapping: not
+  g[3].src[0] = g[2].dst;
+  EXPECT_FALSE(folds(g));
+  g = f16_norm_nodes();
+  g[3].src[1].offset += 4;  // the weight row off 16 bytes
+  EXPECT_FALSE(folds(g));
+  g = f16_norm_nodes();
+  g[4].src[0].offset += 2;  // Q's rows off 16 bytes (the staged kernel's)
+  EXPECT_FALSE(folds(g));
+}
+
+// The residual read before the product's output is written may not share
+// its bytes; the ADD may write over the residual's very elements.
+TEST(CudaFusion, MatvecAddNeedsResidualApartFromProduct) {
+  std::vector<pi_node> g = f16_norm_nodes();
+  g[1].dst = g[1].src[1];  // sum over the residual: one thread, read then write
+  g[2].src[0] = g[1].dst;
+  EXPECT_EQ(kinds(plan(g))[0], UnitKind::kMatvecAdd);
+  g = f16_norm_nodes();
+  g[1].src[1] = g[0].dst;  // ADD(d, d)
+  EXPECT_NE(kinds(plan(g))[0], UnitKind::kMatvecAdd);
+}
+
 }  // namespace
 }  // namespace polyinfer::cuda

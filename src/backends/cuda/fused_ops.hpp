@@ -54,5 +54,14 @@ const char* launch_rope_pair(const UnitContext& c);
 const char* launch_cpy_pair(const UnitContext& c);
 // ROPE(Q), ROPE(K), CPY(K), CPY(V) of one token in one block (fusion.hpp's kRopeKv).
 const char* launch_rope_kv(const UnitContext& c);
+// An F16 product and the residual ADD after it (fusion.hpp's kMatvecAdd).
+const char* launch_matvec_add(const UnitContext& c);
+// RMS_NORM, MUL and the F16 products after them (fusion.hpp's kNormMatvec).
+const char* launch_norm_matvec(const UnitContext& c);
+
+// What the two launches above return when the direct F16 kernel does not
+// take the unit (a buffer not 16-byte aligned): nothing was launched, and
+// the caller launches the unit's nodes one by one.
+extern const char* const kLaunchNodes;
 
 }  // namespace polyinfer::cuda

@@ -1,5 +1,6 @@
 #include "backends/cuda/fusion.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "backends/cuda/matvec_path.hpp"
@@ -80,6 +81,81 @@ bool attn_flat_output(const pi_node& a, const pi_tensor& col) {
          contiguous_f32(o) && contiguous_f32(col) && col.buffer == o.buffer &&
          col.offset == o.offset && col.ne[0] == o.ne[0] * o.ne[1] && col.ne[1] == 1 &&
          col.ne[2] == 1 && col.ne[3] == 1;
+}
+
+// One contiguous float32 vector of k values at a 16-byte aligned offset.
+bool f32_vector(const pi_tensor& t, int64_t k) {
+  return contiguous_f32(t) && t.ne[0] == k && t.ne[1] == 1 && t.ne[2] == 1 && t.ne[3] == 1 &&
+         t.offset % 16 == 0;
+}
+
+// Two tensors that are the same elements or share no byte: a thread that
+// reads or writes element e of one touches only element e of the other.
+bool same_or_apart(const pi_tensor& a, const pi_tensor& b) {
+  return same_tensor(a, b) || !overlap(a, b);
+}
+
+// An F16 product of one activation column that the direct kernel takes
+// (16-byte aligned rows, matvec.cu's f16_direct), its output a vector.
+bool f16_direct_product(const pi_node& n) {
+  const pi_tensor& w = n.src[0];
+  return matvec_member(n) && w.type == kF16 && w.offset % 16 == 0 && w.nb[1] % 16 == 0 &&
+         w.ne[2] == 1 && w.ne[3] == 1 && f32_vector(n.src[1], w.ne[0]) &&
+         f32_vector(n.dst, w.ne[1]);
+}
+
+// RMS_NORM(x), MUL(norm, w) at i of one vector of at most kMaxF16RowsK
+// values and 1-3 F16 products at i + 2 over the MUL's output; 0 when they do
+// not fold (kNormMatvec), else the number of products. The products' blocks all read x and w while
+// the first block writes the norm's outputs and each block its rows, so no output may share bytes
+// with x, w, a weight or another output (the norm's two outputs may be the same elements, written
+// in node order by one thread).
+uint32_t norm_matvec_at(const pi_graph& g, uint32_t i) {
+  if (!norm_mul_at(g, i) || i + 2 >= g.n_nodes) return 0;
+  const pi_node &nm = g.nodes[i], &ml = g.nodes[i + 1];
+  const int64_t k = nm.src[0].ne[0];
+  if (k % 8 != 0 || k > kMaxF16RowsK || !f32_vector(nm.src[0], k) || !f32_vector(ml.src[1], k) ||
+      !f32_vector(nm.dst, k) || !f32_vector(ml.dst, k) || !same_or_apart(nm.dst, ml.dst)) {
+    return 0;
+  }
+  uint32_t n = std::min(matvec_group_at(g, i + 2), kMaxUnitNodes - 2);
+  const pi_tensor* in[2 + kMaxGroupMats] = {&nm.src[0], &ml.src[1]};
+  for (uint32_t j = 0; j < n; ++j) {
+    const pi_node& p = g.nodes[i + 2 + j];
+    if (!f16_direct_product(p) || !same_tensor(p.src[1], ml.dst)) return 0;
+    in[2 + j] = &p.src[0];
+  }
+  for (uint32_t o = 0; o < 2 + n; ++o) {
+    const pi_tensor& out = o == 0 ? nm.dst : o == 1 ? ml.dst : g.nodes[i + o].dst;
+    for (uint32_t j = 0; j < 2 + n; ++j) {
+      if (overlap(out, *in[j])) return 0;
+    }
+    for (uint32_t p = std::max<uint32_t>(o + 1, 2); p < 2 + n; ++p) {
+      if (overlap(out, g.nodes[i + p].dst)) return 0;
+    }
+  }
+  return n;
+}
+
+// An F16 product at i and the ADD at i + 1 of its output and a residual
+// vector, whose sum a folded norm at i + 2 reads (kMatvecAdd). The thread
+// that writes a row's sum reads that row's residual first, so the ADD's
+// output may be the same elements as the residual or the product's output,
+// not other bytes of them, and none of the product's inputs; the residual,
+// read before the product's output is written, shares no byte with it.
+bool matvec_add_at(const pi_graph& g, uint32_t i) {
+  if (i + 1 >= g.n_nodes || !f16_direct_product(g.nodes[i]) || norm_matvec_at(g, i + 2) == 0)
+    return false;
+  const pi_node &mm = g.nodes[i], &ad = g.nodes[i + 1];
+  if (ad.op != PI_OP_ADD) return false;
+  const bool first = same_tensor(ad.src[0], mm.dst);
+  if (!first && !same_tensor(ad.src[1], mm.dst)) return false;
+  const pi_tensor& res = ad.src[first ? 1 : 0];
+  const int64_t n = mm.dst.ne[0];
+  if (!f32_vector(res, n) || !f32_vector(ad.dst, n) || !same_tensor(g.nodes[i + 2].src[0], ad.dst))
+    return false;
+  return !overlap(ad.dst, mm.src[0]) && !overlap(ad.dst, mm.src[1]) && !overlap(mm.dst, res) &&
+         same_or_apart(ad.dst, res) && same_or_apart(ad.dst, mm.dst);
 }
 
 bool rope_pair_at(const pi_graph& g, uint32_t i) {
@@ -187,6 +263,8 @@ bool can_quantize(const Unit& u, const pi_node& last) {
 }
 
 Unit unit_at(const pi_graph& g, uint32_t i) {
+  if (matvec_add_at(g, i)) return {i, 2, UnitKind::kMatvecAdd};
+  if (const uint32_t n = norm_matvec_at(g, i); n > 0) return {i, 2 + n, UnitKind::kNormMatvec};
   if (add_norm_mul_at(g, i)) return {i, 3, UnitKind::kAddNormMul};
   if (norm_mul_at(g, i)) return {i, 2, UnitKind::kNormMul};
   if (rope_kv_at(g, i)) {

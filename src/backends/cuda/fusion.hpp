@@ -20,11 +20,19 @@ enum class UnitKind : uint8_t {
   kRopePair,     // two ROPEs with the same positions and parameters (Q and K)
   kCpyPair,      // two CPYs of the same types (the K and V cache writes)
   kRopeKv,       // ROPE(Q), ROPE(K), CPY(K -> cache), CPY(V -> cache) of one token
+  // One F16 product of one column, ADD(its output, a residual vector): the
+  // product's kernel adds the residual to each of its sums. Only where a
+  // kNormMatvec follows, which reads the sum.
+  kMatvecAdd,
+  // RMS_NORM(x), MUL(norm, w), 1-3 F16 products over the MUL's output, one
+  // column: the products' kernel dots x · w and scales by the norm's factor,
+  // with no norm kernel before it (matvec.hpp's MatvecFold).
+  kNormMatvec,
 };
 
 // Most nodes in one unit (at most graph/memory_plan.hpp's kFuseWindow, which
 // keeps a unit's outputs off its inputs; tests/unit/test_cuda_fusion.cpp checks).
-constexpr uint32_t kMaxUnitNodes = 4;
+constexpr uint32_t kMaxUnitNodes = 5;
 // Longest row the fused RMS_NORM takes.
 constexpr int64_t kMaxFusedNormRow = 8192;
 // Most values of Q, and of K and of V each, that the ROPE+KV unit's single

@@ -125,6 +125,10 @@ const char* unit_name(const Unit& u, const pi_node& first) {
       return "fused CPY pair";
     case UnitKind::kRopeKv:
       return "fused ROPE+KV cache write";
+    case UnitKind::kMatvecAdd:
+      return "fused MUL_MAT+ADD";
+    case UnitKind::kNormMatvec:
+      return "fused RMS_NORM+MUL+MUL_MAT";
     default:  // a single node that quantizes its output for the next MUL_MAT
       return first.op == PI_OP_FLASH_ATTN ? "fused FLASH_ATTN+quantize" : "fused SWIGLU+quantize";
   }
@@ -143,6 +147,10 @@ const char* launch_fused(const Unit& u, const UnitContext& c) {
       return launch_cpy_pair(c);
     case UnitKind::kRopeKv:
       return launch_rope_kv(c);
+    case UnitKind::kMatvecAdd:
+      return launch_matvec_add(c);
+    case UnitKind::kNormMatvec:
+      return launch_norm_matvec(c);
     default:
       return c.nodes[0].op == PI_OP_FLASH_ATTN ? launch_attn_quant(c) : launch_swiglu_quant(c);
   }
@@ -166,8 +174,16 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, con
     c.field[k] = field_of(s, f, u.first + k);
     c.constant_srcs[k] = constant_srcs(g.nodes[u.first + k]);
   }
-  if (const char* e = launch_fused(u, c))
+  if (const char* e = launch_fused(u, c); e == kLaunchNodes) {
+    for (uint32_t k = 0; k < u.count; ++k) {
+      const uint32_t i = u.first + k;
+      if (std::string err = launch_node(s, g.nodes[i], field_of(s, f, i), act_cache); !err.empty())
+        return err;
+    }
+    return {};
+  } else if (e) {
     return std::string(unit_name(u, g.nodes[u.first])) + ": " + e;
+  }
   // A unit that quantized its own output has just made the cache valid.
   for (uint32_t k = 0; !u.quantize_next && k < u.count; ++k) {
     if (act_cache.valid && overlaps(views[k].dst, act_cache)) act_cache.valid = false;
@@ -207,10 +223,11 @@ std::string enqueue(pi_stream s, const pi_graph& g, const EnqueuePlan& plan) {
   return {};
 }
 
-// A unit whose kernels a patch may set again: not a matrix product (whether
-// it quantizes its activations depends on the unit before it).
+// A unit whose kernels a patch may set again: none with a matrix product
+// (whether it quantizes its activations depends on the unit before it).
 bool patchable_unit(const pi_graph& g, const Unit& u) {
-  return u.kind != UnitKind::kMatvecGroup && g.nodes[u.first].op != PI_OP_MUL_MAT;
+  return u.kind != UnitKind::kMatvecGroup && u.kind != UnitKind::kNormMatvec &&
+         g.nodes[u.first].op != PI_OP_MUL_MAT;
 }
 
 // The kernels of a captured chain, walking back from a unit's tail to the

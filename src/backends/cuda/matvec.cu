@@ -476,8 +476,34 @@ __device__ __forceinline__ uint4 ld_stream16(const uint8_t* p) {
   return v;
 }
 
-template <int NC, int TPR, int L>
-__global__ __launch_bounds__(kF16Threads) void matvec_f16_direct(FastArgs p) {
+// Block 0's threads write the folded norm's outputs: norm = x · r
+// and out = norm · nw (matvec.hpp's MatvecFold), 8 values per chunk, in
+// node order where the two share elements.
+template <int TPR>
+__device__ void write_folded_norm(const MatvecFold& f, const float* x, int64_t chunks, float r,
+                                  int t) {
+  const float* nw = reinterpret_cast<const float*>(f.nw.data);
+  float* norm = reinterpret_cast<float*>(f.norm.data);
+  float* out = reinterpret_cast<float*>(f.out.data);
+  for (int64_t ch = t; ch < chunks; ch += TPR) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t e = 8 * ch + 4 * h;
+      const float4 v = *reinterpret_cast<const float4*>(x + e);
+      const float4 w = *reinterpret_cast<const float4*>(nw + e);
+      const float4 nv = make_float4(v.x * r, v.y * r, v.z * r, v.w * r);
+      *reinterpret_cast<float4*>(norm + e) = nv;
+      *reinterpret_cast<float4*>(out + e) =
+          make_float4(nv.x * w.x, nv.y * w.y, nv.z * w.z, nv.w * w.w);
+    }
+  }
+}
+
+// FOLD kFoldAdd (one activation column): also writes d + res to sum, the
+// residual ADD after a single product (matvec.hpp's MatvecFold).
+template <int NC, int TPR, int L, int FOLD>
+__global__ __launch_bounds__(kF16Threads) void matvec_f16_direct(FastArgs p, MatvecFold f) {
+  static_assert(FOLD == kFoldNone || (FOLD == kFoldAdd && NC == 1), "the ADD of one column");
   constexpr int kRows = kF16Threads / TPR;
   __shared__ float part[kF16Threads / 32][NC];
   const int t = threadIdx.x % TPR, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -520,6 +546,10 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_direct(FastArgs p) {
   if (p.early) load_first();
   pdl_start();
   if (!p.early) load_first();
+  float res = 0.0f;
+  if constexpr (FOLD == kFoldAdd) {
+    if (t == 0 && row < rows) res = reinterpret_cast<const float*>(f.res.data)[n];
+  }
   for (int64_t c0 = t; c0 < chunks; c0 += S * kStep) {
 #pragma unroll
     for (int s = 0; s < S; ++s) {
@@ -562,6 +592,132 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_direct(FastArgs p) {
   for (int c = 0; c < NC; ++c) {
     if (c < ncols) reinterpret_cast<float*>(p.d[m].data + c * p.d[m].nb[1])[n] = acc[c];
   }
+  if constexpr (FOLD == kFoldAdd) reinterpret_cast<float*>(f.sum.data)[n] = acc[0] + res;
+}
+
+// F16 rows of up to kMaxF16RowsK values, one activation column (llama-8b's
+// Q/K/V, O, gate and up and output; every llama-1b product but the down
+// projection), the activations in registers: a block of kF16Threads threads
+// takes R consecutive flat rows; thread t holds chunks t + kF16Threads·i (i <
+// 4) of the activations, loaded once for all R rows, and all its R × 4
+// 16-byte weight loads are in flight at once. matvec_f16_direct re-reads the
+// float32 activations from L1 for every row, twice the bytes it reads from
+// DRAM: with the norm's weight row read beside them too, llama-8b F16 fell
+// from 195 to 169 tok/s (H200, session 20). Here llama-8b F16 went from
+// 191-193 to 211-217 tok/s (R = 4: 208-212, R = 8 with the norm folded: 197).
+constexpr int kF16RowsChunks = 4;  // per thread
+static_assert(kMaxF16RowsK == 8 * kF16RowsChunks * kF16Threads);
+constexpr int kF16RowsR = 2;
+
+template <int R, int FOLD>
+__global__ __launch_bounds__(kF16Threads) void matvec_f16_rows(FastArgs p, MatvecFold f) {
+  constexpr int kC = kF16RowsChunks, kW = kF16Threads / 32;
+  __shared__ float part[kW][R + 1];  // per warp: each row's sum, then Σ x²
+  const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+  const int64_t rows = p.row_end[p.nmat - 1], row0 = static_cast<int64_t>(blockIdx.x) * R;
+  const int64_t chunks = p.w[0].ne[0] / 8;
+  // Flat row `row` as matrix m's row n.
+  auto locate = [&](int64_t row, int& m, int64_t& n) {
+    m = 0;
+    while (m + 1 < p.nmat && row >= p.row_end[m]) ++m;
+    n = row - (m == 0 ? 0 : p.row_end[m - 1]);
+  };
+  const uint8_t* wr[R];
+#pragma unroll
+  for (int j = 0; j < R; ++j) {
+    int m;
+    int64_t n;
+    locate(row0 + j < rows ? row0 + j : rows - 1, m, n);
+    wr[j] = p.w[m].data + n * p.w[m].nb[1];
+  }
+  // Thread t < R writes row row0 + t's sum.
+  int my_m = 0;
+  int64_t my_n = 0;
+  locate(row0 + (t < R ? t : 0) < rows ? row0 + (t < R ? t : 0) : rows - 1, my_m, my_n);
+  uint4 v[R][kC];
+  auto load = [&] {
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+#pragma unroll
+      for (int i = 0; i < kC; ++i) {
+        const int64_t ch = t + i * kF16Threads;
+        if (ch < chunks) v[j][i] = ld_stream16(wr[j] + 16 * ch);
+      }
+    }
+  };
+  // Weights no kernel writes: every load is issued before the wait (pdl.cuh).
+  if (p.early) load();
+  pdl_start();
+  if (!p.early) load();
+  float res = 0.0f;
+  if constexpr (FOLD == kFoldAdd) {
+    if (t < R && row0 + t < rows) res = reinterpret_cast<const float*>(f.res.data)[my_n];
+  }
+  const float* x = reinterpret_cast<const float*>(p.a.data);
+  float xv[kC][8];
+  float ss = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kC; ++i) {
+    const int64_t ch = t + i * kF16Threads;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) xv[i][e] = 0.0f;
+    if (ch < chunks) {
+      const float4 a0 = __ldg(reinterpret_cast<const float4*>(x + 8 * ch));
+      const float4 a1 = __ldg(reinterpret_cast<const float4*>(x + 8 * ch) + 1);
+      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      float nw[8] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+      if constexpr (FOLD == kFoldNorm) {
+        const float* w = reinterpret_cast<const float*>(f.nw.data) + 8 * ch;
+        const float4 n0 = __ldg(reinterpret_cast<const float4*>(w));
+        const float4 n1 = __ldg(reinterpret_cast<const float4*>(w) + 1);
+        const float n[8] = {n0.x, n0.y, n0.z, n0.w, n1.x, n1.y, n1.z, n1.w};
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          nw[e] = n[e];
+          ss += a[e] * a[e];
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < 8; ++e) xv[i][e] = a[e] * nw[e];
+    }
+  }
+  float acc[R];
+#pragma unroll
+  for (int j = 0; j < R; ++j) {
+    acc[j] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kC; ++i) {
+      if (t + i * kF16Threads < chunks) {
+        float wv[8];
+        f16x8_regs_to_f32(v[j][i], wv);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[j] += wv[e] * xv[i][e];
+      }
+    }
+    acc[j] = warp_sum(acc[j]);
+  }
+  if constexpr (FOLD == kFoldNorm) ss = warp_sum(ss);
+  if (lane == 0) {
+#pragma unroll
+    for (int j = 0; j < R; ++j) part[warp][j] = acc[j];
+    part[warp][R] = ss;
+  }
+  __syncthreads();
+  float r = 1.0f;
+  if constexpr (FOLD == kFoldNorm) {
+    float tot = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kW; ++w) tot += part[w][R];
+    r = 1.0f / sqrtf(tot / static_cast<float>(8 * chunks) + f.eps);
+    if (blockIdx.x == 0) write_folded_norm<kF16Threads>(f, x, chunks, r, t);
+  }
+  if (t >= R || row0 + t >= rows) return;
+  float sum = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kW; ++w) sum += part[w][t];
+  sum *= r;
+  reinterpret_cast<float*>(p.d[my_m].data)[my_n] = sum;
+  if constexpr (FOLD == kFoldAdd) reinterpret_cast<float*>(f.sum.data)[my_n] = sum + res;
 }
 
 // Every F16 row of the group starts 16-byte aligned.
@@ -572,25 +728,43 @@ bool f16_direct(const FastArgs& p) {
   return true;
 }
 
-template <int NC, int TPR, int L>
-void launch_f16_shape(const FastArgs& p, cudaStream_t stream) {
+template <int NC, int TPR, int L, int FOLD>
+void launch_f16_shape(const FastArgs& p, const MatvecFold& f, cudaStream_t stream) {
   constexpr int kRows = kF16Threads / TPR;
   const int64_t rows = p.row_end[p.nmat - 1];
-  launch_pdl(matvec_f16_direct<NC, TPR, L>, static_cast<unsigned>((rows + kRows - 1) / kRows),
-             kF16Threads, 0, stream, p);
+  launch_pdl(matvec_f16_direct<NC, TPR, L, FOLD>, static_cast<unsigned>((rows + kRows - 1) / kRows),
+             kF16Threads, 0, stream, p, f);
 }
 
 // Rows of up to 2,048 values (llama-1b's Q/K/V, gate and up): a warp per row,
 // four loads per lane (852 tok/s; 128 threads per row: 797). Longer rows: 128
 // threads per row, two loads each (llama-8b 195 tok/s; four loads: 191; a
 // warp per row: 187).
-template <int NC>
-bool launch_f16_direct(const FastArgs& p, cudaStream_t stream) {
+template <int R, int FOLD>
+void launch_f16_rows(const FastArgs& p, const MatvecFold& f, cudaStream_t stream) {
+  const int64_t rows = p.row_end[p.nmat - 1];
+  launch_pdl(matvec_f16_rows<R, FOLD>, static_cast<unsigned>((rows + R - 1) / R), kF16Threads, 0,
+             stream, p, f);
+}
+
+// FOLD kFoldNorm only where matvec_f16_rows takes the rows (fusion.cpp's
+// norm_matvec_at checks kMaxF16RowsK); false: nothing launched.
+template <int NC, int FOLD = kFoldNone>
+bool launch_f16_direct(const FastArgs& p, cudaStream_t stream, const MatvecFold& f = {}) {
   if (!f16_direct(p)) return false;
-  if (p.w[0].ne[0] <= 2048)
-    launch_f16_shape<NC, 32, 4>(p, stream);
-  else
-    launch_f16_shape<NC, 128, 2>(p, stream);
+  if constexpr (NC == 1) {
+    if (p.w[0].ne[0] <= kMaxF16RowsK && p.act16) {  // its float4 activation loads
+      launch_f16_rows<kF16RowsR, FOLD>(p, f, stream);
+      return true;
+    }
+  }
+  if constexpr (FOLD == kFoldNorm) {
+    return false;
+  } else if (p.w[0].ne[0] <= 2048) {
+    launch_f16_shape<NC, 32, 4, FOLD>(p, f, stream);
+  } else {
+    launch_f16_shape<NC, 128, 2, FOLD>(p, f, stream);
+  }
   return true;
 }
 
@@ -659,9 +833,9 @@ void launch_fast(uint32_t type, const FastArgs& p, cudaStream_t stream) {
   }
 }
 
-// The fast path over `n` matrices for activation columns [c0, c0 + ncols).
-void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a, int64_t c0,
-               int ncols, const MatvecEnv& env) {
+// The fast path's arguments over `n` matrices for activation columns [c0, c0 + ncols).
+FastArgs fast_args(const View* w, const View* d, int n, const View& a, int64_t c0, int ncols,
+                   const MatvecEnv& env) {
   FastArgs p{};
   int64_t rows = 0;
   for (int m = 0; m < n; ++m) {
@@ -677,6 +851,12 @@ void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a
   p.a.data += c0 * a.nb[1];
   p.act16 = reinterpret_cast<uintptr_t>(p.a.data) % 16 == 0 && a.nb[1] % 16 == 0;
   p.early = env.weights_early;
+  return p;
+}
+
+void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a, int64_t c0,
+               int ncols, const MatvecEnv& env) {
+  FastArgs p = fast_args(w, d, n, a, c0, ncols, env);
   if (!float_acts(type)) {
     const int64_t k = a.ne[0];
     const bool residual = type == kQ8_0;
@@ -718,6 +898,19 @@ size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches) 
   const int64_t cols = ncols < kMaxVecCols ? ncols : kMaxVecCols;
   const size_t codes = (static_cast<size_t>(cols * k) + 255) / 256 * 256;
   return 2 * codes + 2 * static_cast<size_t>(cols * (k / 32)) * sizeof(float);
+}
+
+bool launch_matvec_fold(const View* w, const View* d, int n, const View& a, const MatvecFold& f,
+                        const MatvecEnv& env) {
+  const FastArgs p = fast_args(w, d, n, a, 0, 1, env);
+  // The folds read and write their vectors 16 bytes at a time, or not at all
+  // (fusion.cpp checks the offsets; this, the buffers' own alignment).
+  if (f.kind == kFoldNorm) {
+    if (!p.act16 || !rows_aligned16(f.nw) || !rows_aligned16(f.norm) || !rows_aligned16(f.out))
+      return false;
+    return launch_f16_direct<1, kFoldNorm>(p, env.stream, f);
+  }
+  return launch_f16_direct<1, kFoldAdd>(p, env.stream, f);
 }
 
 void launch_matvec_group(const View* w, const View* d, int n, uint32_t type, const View& a,

@@ -39,6 +39,26 @@ struct MatvecEnv {
   bool weights_early;
 };
 
+// A node next to F16 decode products that their kernel does too (fusion.hpp's
+// kMatvecAdd, kNormMatvec). Every view is one contiguous float32 vector.
+enum MatvecFoldKind : int { kFoldNone = 0, kFoldAdd = 1, kFoldNorm = 2 };
+struct MatvecFold {
+  int kind = kFoldNone;
+  // kFoldAdd (one product d of rows values): sum = d + res, the residual ADD.
+  View res, sum;
+  // kFoldNorm: the products' activations are out = norm · nw with norm =
+  // x / sqrt(mean(x²) + eps) (RMS_NORM, then MUL; x the products' `a`);
+  // both are written too.
+  View nw, norm, out;
+  float eps = 0.0f;
+};
+
+// The n F16 products of one activation column a with `f` folded in, when
+// the direct kernel takes them (rows, a and f's vectors 16-byte aligned);
+// false when it does not, and then nothing is launched.
+bool launch_matvec_fold(const View* w, const View* d, int n, const View& a, const MatvecFold& f,
+                        const MatvecEnv& env);
+
 // For each of the n (<= kMaxGroupMats) weights w[m] of one type and K:
 // d[m][i, j, b2, b3] = Σ_k w[m][k, i, b2/r2, b3/r3] · a[k, j, b2, b3] for
 // every column j (in passes of kMaxVecCols columns), with the fast path's

@@ -1,0 +1,56 @@
+// The fused units that fold a norm's neighbours into F16 decode products
+// (fusion.hpp's kMatvecAdd and kNormMatvec; the kernel is matvec.cu's
+// matvec_f16_direct). In a decode step each RMS_NORM + MUL kernel cost about
+// 3.6 us in place on llama-8b F16 (H200, session 20), a kernel and its PDL
+// wait between two products; folded, the products do its arithmetic.
+#include "backends/cuda/fused_ops.hpp"
+#include "backends/cuda/matvec.hpp"
+
+namespace polyinfer::cuda {
+
+const char* const kLaunchNodes = "unit not taken: launch its nodes one by one";
+
+namespace {
+
+// No node of any submit writes the weights of nodes [from, c.count).
+bool weights_constant(const UnitContext& c, uint32_t from) {
+  bool constant = true;
+  for (uint32_t k = from; k < c.count; ++k) constant &= (c.constant_srcs[k] & 1u) != 0;
+  return constant;
+}
+
+MatvecEnv env_of(const UnitContext& c, uint32_t from) {
+  return MatvecEnv{c.scratch, c.act_cache, c.stream, weights_constant(c, from)};
+}
+
+}  // namespace
+
+const char* launch_matvec_add(const UnitContext& c) {
+  const NodeViews &mv = c.views[0], &av = c.views[1];
+  MatvecFold f{};
+  f.kind = kFoldAdd;
+  // fusion.cpp's matvec_add_at: one ADD source is the product's output, the
+  // other (the residual) shares no byte with it.
+  f.res = av.src[0].data == mv.dst.data ? av.src[1] : av.src[0];
+  f.sum = av.dst;
+  return launch_matvec_fold(&mv.src[0], &mv.dst, 1, mv.src[1], f, env_of(c, 0)) ? nullptr
+                                                                                : kLaunchNodes;
+}
+
+const char* launch_norm_matvec(const UnitContext& c) {
+  const int n = static_cast<int>(c.count) - 2;
+  View w[kMaxGroupMats], d[kMaxGroupMats];
+  for (int m = 0; m < n; ++m) {
+    w[m] = c.views[2 + m].src[0];
+    d[m] = c.views[2 + m].dst;
+  }
+  MatvecFold f{};
+  f.kind = kFoldNorm;
+  f.nw = c.views[1].src[1];
+  f.norm = c.views[0].dst;
+  f.out = c.views[1].dst;
+  f.eps = c.nodes[0].f[0];
+  return launch_matvec_fold(w, d, n, c.views[0].src[0], f, env_of(c, 2)) ? nullptr : kLaunchNodes;
+}
+
+}  // namespace polyinfer::cuda

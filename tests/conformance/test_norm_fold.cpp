@@ -1,0 +1,130 @@
+// A product, the residual ADD, RMS_NORM, MUL and three products over the
+// MUL's output, one column, as a decode step submits them between two layers,
+// at row lengths of 256, 2,072 (a thread's last chunk of 8 values past the
+// row) and 4,096 values (the longest the folded kernel takes): CUDA folds the
+// ADD into the first product's kernel and the norm into the next products'
+// (fusion.hpp's kMatvecAdd and kNormMatvec) when the weights are F16. Every
+// node's output is compared
+//   * with the same backend opened with `fusion=0`: the folded kernels
+//     multiply by the norm's weight before its scale and sum the squares in
+//     another order, a few float32 roundings: 1e-4 of the tensor's largest
+//     magnitude;
+//   * with the CPU backend, whose F16 products round the activations to F16:
+//     1e-2 of the largest magnitude.
+// The Q, K and V row counts (37, 19, 21) are odd, so that a block's rows
+// straddle two matrices and the last block is partly past the end.
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "backend_under_test.hpp"
+#include "pi_node_builder.hpp"
+#include "random_data.hpp"
+
+namespace polyinfer::conformance {
+namespace {
+
+using test_graph::node;
+
+constexpr int64_t kRows[3] = {37, 19, 21};  // Q, K and V
+// Arena slots: the first product, the sum, the norm, the MUL, then Q, K, V.
+enum Slot : int { kD, kSum, kNorm, kXn, kQ, kK, kV, kSlots };
+
+struct Fold {
+  HostTensor a, res, nw, w1, wq[3];
+};
+
+// Writes the inputs, poisons the arena, submits the seven nodes and reads
+// the arena back (k values per slot); empty when a node is not supported.
+std::vector<float> run(const BackendDevice& dev, const Fold& in, int64_t k) {
+  DeviceBuffer a = DeviceBuffer::allocate(dev, in.a.bytes.size()),
+               res = DeviceBuffer::allocate(dev, in.res.bytes.size()),
+               nw = DeviceBuffer::allocate(dev, in.nw.bytes.size()),
+               w1 = DeviceBuffer::allocate(dev, in.w1.bytes.size()),
+               arena = DeviceBuffer::allocate(dev, kSlots * 4 * k);
+  std::vector<DeviceBuffer> wq;
+  for (const HostTensor& w : in.wq) wq.push_back(DeviceBuffer::allocate(dev, w.bytes.size()));
+  const std::pair<const HostTensor*, DeviceBuffer*> uploads[] = {
+      {&in.a, &a},         {&in.res, &res},     {&in.nw, &nw},      {&in.w1, &w1},
+      {&in.wq[0], &wq[0]}, {&in.wq[1], &wq[1]}, {&in.wq[2], &wq[2]}};
+  for (const auto& [h, b] : uploads) b->write(0, h->bytes.data(), h->bytes.size());
+  const auto at = [&](int s, int64_t n) {
+    pi_tensor t = test_graph::tensor(0, arena.handle(), static_cast<uint64_t>(s) * 4 * k, {n});
+    return t;
+  };
+  std::vector<pi_node> g;
+  g.push_back(node(PI_OP_MUL_MAT, {bind(in.w1, w1), bind(in.a, a)}, at(kD, k)));
+  g.push_back(node(PI_OP_ADD, {at(kD, k), bind(in.res, res)}, at(kSum, k)));
+  g.push_back(node(PI_OP_RMS_NORM, {at(kSum, k)}, at(kNorm, k)));
+  g.back().f[0] = 1e-5f;
+  g.push_back(node(PI_OP_MUL, {at(kNorm, k), bind(in.nw, nw)}, at(kXn, k)));
+  for (int m = 0; m < 3; ++m)
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wq[m], wq[m]), at(kXn, k)}, at(kQ + m, kRows[m])));
+  for (const pi_node& n : g) {
+    if (!dev.supports(n)) return {};
+  }
+  const std::vector<uint8_t> poison(kSlots * 4 * k, 0xFF);
+  arena.write(0, poison.data(), poison.size());
+  dev.submit(pi_graph{g.data(), static_cast<uint32_t>(g.size())});
+  std::vector<float> out(kSlots * k);
+  arena.read(0, out.data(), out.size() * 4);
+  return out;
+}
+
+// got within rel · max|want| of want, slot by slot (NaN fails).
+void compare(const std::vector<float>& got, const std::vector<float>& want, int64_t k, double rel,
+             const std::string& vs) {
+  const char* names[kSlots] = {"MUL_MAT",   "ADD",       "RMS_NORM", "MUL",
+                               "MUL_MAT Q", "MUL_MAT K", "MUL_MAT V"};
+  for (int s = 0; s < kSlots; ++s) {
+    const int64_t n = s >= kQ ? kRows[s - kQ] : k;
+    const float* g = got.data() + s * k;
+    const float* w = want.data() + s * k;
+    double peak = 0.0;
+    for (int64_t i = 0; i < n; ++i) peak = std::max(peak, std::fabs(double{w[i]}));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (!(std::fabs(double{g[i]} - w[i]) <= rel * peak) && bad++ < 3)
+        ADD_FAILURE() << vs << ": " << names[s] << "[" << i << "] " << g[i] << ", want " << w[i];
+    }
+    EXPECT_EQ(bad, 0) << vs << ": " << names[s];
+  }
+}
+
+class NormFold : public ConformanceTestWithParam<int64_t> {};
+
+TEST_P(NormFold, MatchesUnfusedAndCpu) {
+  const int64_t k = GetParam();
+  std::string seed = "NORM_FOLD/";
+  seed += std::to_string(k);
+  Rng rng(case_seed(seed));
+  Fold in{contiguous(GgmlType::F32, {k, 1, 1, 1}),
+          contiguous(GgmlType::F32, {k, 1, 1, 1}),
+          contiguous(GgmlType::F32, {k, 1, 1, 1}),
+          contiguous(GgmlType::F16, {k, k, 1, 1}),
+          {contiguous(GgmlType::F16, {k, kRows[0], 1, 1}),
+           contiguous(GgmlType::F16, {k, kRows[1], 1, 1}),
+           contiguous(GgmlType::F16, {k, kRows[2], 1, 1})}};
+  for (HostTensor* t : {&in.a, &in.res, &in.nw}) fill_normal(*t, rng);
+  const double sigma = 1.0 / std::sqrt(static_cast<double>(k));
+  for (HostTensor* t : {&in.w1, &in.wq[0], &in.wq[1], &in.wq[2]}) fill_normal(*t, rng, sigma);
+  const BackendDevice& dev = backend().device();
+  const std::vector<float> fused = run(dev, in, k);
+  if (fused.empty()) GTEST_SKIP() << dev.name() << " does not support a node of this graph";
+  const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
+  const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
+  compare(fused, run(unfused, in, k), k, 1e-4, "fusion=0");
+  compare(fused, run(cpu, in, k), k, 1e-2, "cpu");
+}
+
+INSTANTIATE_TEST_SUITE_P(RowLengths, NormFold, ::testing::Values(256, 2072, 4096),
+                         [](const auto& info) {
+                           std::string name = "k";
+                           name += std::to_string(info.param);
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace polyinfer::conformance
