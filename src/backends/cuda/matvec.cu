@@ -476,29 +476,6 @@ __device__ __forceinline__ uint4 ld_stream16(const uint8_t* p) {
   return v;
 }
 
-// Block 0's threads write the folded norm's outputs: norm = x · r
-// and out = norm · nw (matvec.hpp's MatvecFold), 8 values per chunk, in
-// node order where the two share elements.
-template <int TPR>
-__device__ void write_folded_norm(const MatvecFold& f, const float* x, int64_t chunks, float r,
-                                  int t) {
-  const float* nw = reinterpret_cast<const float*>(f.nw.data);
-  float* norm = reinterpret_cast<float*>(f.norm.data);
-  float* out = reinterpret_cast<float*>(f.out.data);
-  for (int64_t ch = t; ch < chunks; ch += TPR) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int64_t e = 8 * ch + 4 * h;
-      const float4 v = *reinterpret_cast<const float4*>(x + e);
-      const float4 w = *reinterpret_cast<const float4*>(nw + e);
-      const float4 nv = make_float4(v.x * r, v.y * r, v.z * r, v.w * r);
-      *reinterpret_cast<float4*>(norm + e) = nv;
-      *reinterpret_cast<float4*>(out + e) =
-          make_float4(nv.x * w.x, nv.y * w.y, nv.z * w.z, nv.w * w.w);
-    }
-  }
-}
-
 // FOLD kFoldAdd (one activation column): also writes d + res to sum, the
 // residual ADD after a single product (matvec.hpp's MatvecFold).
 template <int NC, int TPR, int L, int FOLD>
@@ -593,6 +570,28 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_direct(FastArgs p, Mat
     if (c < ncols) reinterpret_cast<float*>(p.d[m].data + c * p.d[m].nb[1])[n] = acc[c];
   }
   if constexpr (FOLD == kFoldAdd) reinterpret_cast<float*>(f.sum.data)[n] = acc[0] + res;
+}
+
+// Block 0's threads write the folded norm's outputs: norm = x · r
+// and out = norm · nw (matvec.hpp's MatvecFold), 8 values per chunk, in
+// node order where the two share elements.
+__device__ void write_folded_norm(const MatvecFold& f, const float* x, int64_t chunks, float r,
+                                  int t) {
+  const float* nw = reinterpret_cast<const float*>(f.nw.data);
+  float* norm = reinterpret_cast<float*>(f.norm.data);
+  float* out = reinterpret_cast<float*>(f.out.data);
+  for (int64_t ch = t; ch < chunks; ch += kF16Threads) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t e = 8 * ch + 4 * h;
+      const float4 v = *reinterpret_cast<const float4*>(x + e);
+      const float4 w = *reinterpret_cast<const float4*>(nw + e);
+      const float4 nv = make_float4(v.x * r, v.y * r, v.z * r, v.w * r);
+      *reinterpret_cast<float4*>(norm + e) = nv;
+      *reinterpret_cast<float4*>(out + e) =
+          make_float4(nv.x * w.x, nv.y * w.y, nv.z * w.z, nv.w * w.w);
+    }
+  }
 }
 
 // F16 rows of up to kMaxF16RowsK values, one activation column (llama-8b's
@@ -709,7 +708,7 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_rows(FastArgs p, Matve
 #pragma unroll
     for (int w = 0; w < kW; ++w) tot += part[w][R];
     r = 1.0f / sqrtf(tot / static_cast<float>(8 * chunks) + f.eps);
-    if (blockIdx.x == 0) write_folded_norm<kF16Threads>(f, x, chunks, r, t);
+    if (blockIdx.x == 0) write_folded_norm(f, x, chunks, r, t);
   }
   if (t >= R || row0 + t >= rows) return;
   float sum = 0.0f;
