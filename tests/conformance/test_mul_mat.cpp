@@ -15,7 +15,7 @@
 namespace polyinfer::conformance {
 namespace {
 
-enum class RowLen { kShort, kLong, kVeryLong, kSegments, kFull };
+enum class RowLen { kShort, kLong, kVeryLong, kSegments, kDown8, kDown16, kFull };
 
 struct MatShape {
   std::string name;
@@ -38,14 +38,17 @@ struct MatShape {
 // 4,096 values of Q4_0 and Q4_K, 2,048 of Q5_K, Q6_K and Q8_0, 1,024 of F16)
 // and no multiple of that; kFull rows (4,096) are whole segments of the
 // longest kind, that kernel's largest shared memory. Both plain lengths are
-// multiples of 8, as its F16 path needs.
+// multiples of 8, as its F16 path needs. kDown8 and kDown16 rows are down
+// projections' lengths (over 4,096 and 8,192 values, up to 16,384; the CUDA
+// F16 decode kernel holds up to 8,192 or 16,384 activations in registers),
+// 16-byte aligned F16 rows a chunk of 8 past a whole pass of its threads.
 int64_t k_for(GgmlType type, RowLen len) {
   const int64_t block = traits(type).block_size;
   if (len == RowLen::kFull) return 4096;
   const int i = static_cast<int>(len);
-  if (block == 1) return std::array<int64_t, 4>{97, 1029, 4133, 2072}[i];
-  if (block == 32) return std::array<int64_t, 4>{5, 77, 301, 131}[i] * 32;
-  return std::array<int64_t, 4>{2, 11, 37, 19}[i] * 256;
+  if (block == 1) return std::array<int64_t, 6>{97, 1029, 4133, 2072, 6152, 14344}[i];
+  if (block == 32) return std::array<int64_t, 6>{5, 77, 301, 131, 193, 449}[i] * 32;
+  return std::array<int64_t, 6>{2, 11, 37, 19, 25, 57}[i] * 256;
 }
 
 // W [k, n, b2] laid out as the shape says.
@@ -115,6 +118,8 @@ const MatShape kShapes[] = {
     {"vector", 37, 1, 1, 1},  // decode: one activation column
     {"vector_long", 37, 1, 1, 1, RowLen::kLong},
     {"vector_very_long", 13, 1, 1, 1, RowLen::kVeryLong},
+    {"vector_down8", 37, 1, 1, 1, RowLen::kDown8},
+    {"vector_down16", 13, 1, 1, 1, RowLen::kDown16},
     // Decode with 2, 3, 5 and 8 columns; row counts that no rows-per-workgroup divides.
     {"cols2", 41, 2, 1, 1},
     {"cols3_very_long", 9, 3, 1, 1, RowLen::kVeryLong},

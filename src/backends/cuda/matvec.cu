@@ -13,11 +13,13 @@
 // two __dp4a; with the codes alone the TinyStories-656K-Q8_0 "Hello" oracle
 // flips at a 0.008 logit margin, as on the CPU, and with float32 activations
 // the conversions bounded it at 1.3 TB/s); F16 rows with the float32
-// activations (16-byte aligned rows: no staging, several threads per row,
-// matvec_f16_direct). One launch may cover up to kMaxGroupMats matrices that share
-// the activations (Q, K and V; gate and up): their rows are one grid.
-// Other types and batched products take the generic kernel: lanes decode
-// consecutive 8-value chunks (quant_decode.cuh) in float32.
+// activations (16-byte aligned rows: no staging; one column of rows up to
+// kMaxF16RegsK values with the activations in registers, matvec_f16_rows;
+// otherwise several threads per row, matvec_f16_direct). One launch may
+// cover up to kMaxGroupMats matrices that share the activations (Q, K and V;
+// gate and up): their rows are one grid. Other types and batched products
+// take the generic kernel: lanes decode consecutive 8-value chunks
+// (quant_decode.cuh) in float32.
 #include <cuda_pipeline.h>
 
 #include "backends/cuda/act_quant.cuh"
@@ -576,11 +578,11 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_direct(FastArgs p, Mat
 // and out = norm · nw (matvec.hpp's MatvecFold), 8 values per chunk, in
 // node order where the two share elements.
 __device__ void write_folded_norm(const MatvecFold& f, const float* x, int64_t chunks, float r,
-                                  int t) {
+                                  int t, int nt) {
   const float* nw = reinterpret_cast<const float*>(f.nw.data);
   float* norm = reinterpret_cast<float*>(f.norm.data);
   float* out = reinterpret_cast<float*>(f.out.data);
-  for (int64_t ch = t; ch < chunks; ch += kF16Threads) {
+  for (int64_t ch = t; ch < chunks; ch += nt) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t e = 8 * ch + 4 * h;
@@ -594,23 +596,23 @@ __device__ void write_folded_norm(const MatvecFold& f, const float* x, int64_t c
   }
 }
 
-// F16 rows of up to kMaxF16RowsK values, one activation column (llama-8b's
-// Q/K/V, O, gate and up and output; every llama-1b product but the down
-// projection), the activations in registers: a block of kF16Threads threads
-// takes R consecutive flat rows; thread t holds chunks t + kF16Threads·i (i <
-// 4) of the activations, loaded once for all R rows, and all its R × 4
-// 16-byte weight loads are in flight at once. matvec_f16_direct re-reads the
-// float32 activations from L1 for every row, twice the bytes it reads from
+// F16 rows of up to kMaxF16RegsK values, one activation column (every
+// llama-8b and llama-1b decode product), the activations in registers: a
+// block of NT threads takes R consecutive flat rows; thread t holds chunks t +
+// NT·i (i < kC) of the activations, loaded once for all R rows, and all its R
+// × kC 16-byte weight loads are in flight at once. matvec_f16_direct re-reads
+// the float32 activations from L1 for every row, twice the bytes it reads from
 // DRAM: with the norm's weight row read beside them too, llama-8b F16 fell
 // from 195 to 169 tok/s (H200, session 20). Here llama-8b F16 went from
-// 191-193 to 211-217 tok/s (R = 4: 208-212, R = 8 with the norm folded: 197).
-constexpr int kF16RowsChunks = 4;  // per thread
+// 191-193 to 211-217 tok/s (session 20, two rows per block everywhere);
+// launch_f16_in_regs says how R and NT follow the shape.
+constexpr int kF16RowsChunks = 4;  // per thread, rows of up to kMaxF16RowsK
 static_assert(kMaxF16RowsK == 8 * kF16RowsChunks * kF16Threads);
-constexpr int kF16RowsR = 2;
+constexpr int64_t kMaxF16RegsK = 16384;
 
-template <int R, int FOLD>
-__global__ __launch_bounds__(kF16Threads) void matvec_f16_rows(FastArgs p, MatvecFold f) {
-  constexpr int kC = kF16RowsChunks, kW = kF16Threads / 32;
+template <int R, int FOLD, int NT = kF16Threads, int kC = kF16RowsChunks>
+__global__ __launch_bounds__(NT) void matvec_f16_rows(FastArgs p, MatvecFold f) {
+  constexpr int kW = NT / 32;
   __shared__ float part[kW][R + 1];  // per warp: each row's sum, then Σ x²
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
   const int64_t rows = p.row_end[p.nmat - 1], row0 = static_cast<int64_t>(blockIdx.x) * R;
@@ -639,7 +641,7 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_rows(FastArgs p, Matve
     for (int j = 0; j < R; ++j) {
 #pragma unroll
       for (int i = 0; i < kC; ++i) {
-        const int64_t ch = t + i * kF16Threads;
+        const int64_t ch = t + i * NT;
         if (ch < chunks) v[j][i] = ld_stream16(wr[j] + 16 * ch);
       }
     }
@@ -657,7 +659,7 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_rows(FastArgs p, Matve
   float ss = 0.0f;
 #pragma unroll
   for (int i = 0; i < kC; ++i) {
-    const int64_t ch = t + i * kF16Threads;
+    const int64_t ch = t + i * NT;
 #pragma unroll
     for (int e = 0; e < 8; ++e) xv[i][e] = 0.0f;
     if (ch < chunks) {
@@ -686,7 +688,7 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_rows(FastArgs p, Matve
     acc[j] = 0.0f;
 #pragma unroll
     for (int i = 0; i < kC; ++i) {
-      if (t + i * kF16Threads < chunks) {
+      if (t + i * NT < chunks) {
         float wv[8];
         f16x8_regs_to_f32(v[j][i], wv);
 #pragma unroll
@@ -708,7 +710,7 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_rows(FastArgs p, Matve
 #pragma unroll
     for (int w = 0; w < kW; ++w) tot += part[w][R];
     r = 1.0f / sqrtf(tot / static_cast<float>(8 * chunks) + f.eps);
-    if (blockIdx.x == 0) write_folded_norm(f, x, chunks, r, t);
+    if (blockIdx.x == 0) write_folded_norm(f, x, chunks, r, t, NT);
   }
   if (t >= R || row0 + t >= rows) return;
   float sum = 0.0f;
@@ -735,15 +737,52 @@ void launch_f16_shape(const FastArgs& p, const MatvecFold& f, cudaStream_t strea
              kF16Threads, 0, stream, p, f);
 }
 
-// Rows of up to 2,048 values (llama-1b's Q/K/V, gate and up): a warp per row,
-// four loads per lane (852 tok/s; 128 threads per row: 797). Longer rows: 128
-// threads per row, two loads each (llama-8b 195 tok/s; four loads: 191; a
-// warp per row: 187).
-template <int R, int FOLD>
+template <int R, int FOLD, int NT = kF16Threads, int C = kF16RowsChunks>
 void launch_f16_rows(const FastArgs& p, const MatvecFold& f, cudaStream_t stream) {
   const int64_t rows = p.row_end[p.nmat - 1];
-  launch_pdl(matvec_f16_rows<R, FOLD>, static_cast<unsigned>((rows + R - 1) / R), kF16Threads, 0,
+  launch_pdl(matvec_f16_rows<R, FOLD, NT, C>, static_cast<unsigned>((rows + R - 1) / R), NT, 0,
              stream, p, f);
+}
+
+// R and NT by shape, from Nsight Compute on the H200 (session 21, us per
+// product, isolated, against the two rows per block of 128 threads that every
+// product of up to 4,096 values took before, and matvec_f16_direct for longer
+// rows):
+// - a folded norm reads the norm's weights and sums x² once per block, so
+//   more rows per block pay off with more rows: 4 rows past 8,192 rows
+//   (llama-8b gate/up 60.3 -> 58.6, output 253.8 -> 237.7; llama-1b gate/up
+//   27.1 -> 25.8), 2 below (llama-8b Q/K/V 18.3, against 18.8 with 4 and 23.1
+//   with 1);
+// - without a fold, one row per block up to 4,096 rows (llama-8b O 13.7 ->
+//   11.2, llama-1b O 7.3 -> 6.0), the whole row's activations in registers
+//   up to 16,384 values over 256 threads (llama-8b down 35.5 -> 34.0, 512
+//   threads 39.1; llama-1b down 16.4 -> 12.7).
+// False: nothing launched (rows too long).
+template <int FOLD>
+bool launch_f16_in_regs(const FastArgs& p, const MatvecFold& f, cudaStream_t stream) {
+  const int64_t k = p.w[0].ne[0], rows = p.row_end[p.nmat - 1];
+  if constexpr (FOLD == kFoldNorm) {
+    if (k > kMaxF16RowsK) return false;
+    if (rows > 8192)
+      launch_f16_rows<4, FOLD>(p, f, stream);
+    else
+      launch_f16_rows<2, FOLD>(p, f, stream);
+    return true;
+  } else {
+    if (k <= kMaxF16RowsK) {
+      if (rows > 4096)
+        launch_f16_rows<2, FOLD>(p, f, stream);
+      else
+        launch_f16_rows<1, FOLD>(p, f, stream);
+    } else if (k <= kMaxF16RegsK / 2) {
+      launch_f16_rows<1, FOLD, 256, kMaxF16RegsK / 2 / 8 / 256>(p, f, stream);
+    } else if (k <= kMaxF16RegsK) {
+      launch_f16_rows<1, FOLD, 256, kMaxF16RegsK / 8 / 256>(p, f, stream);
+    } else {
+      return false;
+    }
+    return true;
+  }
 }
 
 // FOLD kFoldNorm only where matvec_f16_rows takes the rows (fusion.cpp's
@@ -752,11 +791,14 @@ template <int NC, int FOLD = kFoldNone>
 bool launch_f16_direct(const FastArgs& p, cudaStream_t stream, const MatvecFold& f = {}) {
   if (!f16_direct(p)) return false;
   if constexpr (NC == 1) {
-    if (p.w[0].ne[0] <= kMaxF16RowsK && p.act16) {  // its float4 activation loads
-      launch_f16_rows<kF16RowsR, FOLD>(p, f, stream);
-      return true;
-    }
+    // Its float4 activation loads.
+    if (p.act16 && launch_f16_in_regs<FOLD>(p, f, stream)) return true;
   }
+  // matvec_f16_direct, as every product took it in session 13: rows of up to
+  // 2,048 values (llama-1b's Q/K/V, gate and up) a warp per row, four loads
+  // per lane (852 tok/s; 128 threads per row: 797); longer rows 128 threads
+  // per row, two loads each (llama-8b 195 tok/s; four loads: 191; a warp per
+  // row: 187).
   if constexpr (FOLD == kFoldNorm) {
     return false;
   } else if (p.w[0].ne[0] <= 2048) {

@@ -15,9 +15,9 @@ constexpr int kMaxVecCols = 8;
 // Matrices one matrix-vector launch covers at most (Q, K and V).
 constexpr int kMaxGroupMats = 3;
 
-// Longest F16 rows whose one-column products keep their activations in
-// registers (matvec.cu's matvec_f16_rows), the only ones that take a folded
-// RMS norm (fusion.hpp's kNormMatvec).
+// Longest F16 rows that take a folded RMS norm (fusion.hpp's kNormMatvec):
+// matvec.cu's matvec_f16_rows with 128 threads per block, each holding 32 of
+// the row's activations.
 constexpr int64_t kMaxF16RowsK = 4096;
 
 // The matrix-vector fast path (matvec.cu): a warp per weight row staged
