@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <type_traits>
 
 #include "backends/cuda/flash_decode.hpp"
 #include "backends/cuda/pdl.cuh"
@@ -208,27 +209,44 @@ __device__ __forceinline__ void load_kv(uint32_t type, const uint8_t* row, int d
 
 // One pass of a warp: a lane's D/32 dimensions of the K and V rows of
 // positions j0 .. j0 + P - 1 (zeros where not loaded), and lane e < P's mask
-// of position j0 + e (−inf when masked or absent).
-template <int D>
+// of position j0 + e (−inf when masked or absent). H: F16 rows kept as their
+// half pairs (half the registers; converted where used).
+template <int D, bool H>
 struct PassRows {
-  float k[short_positions(D)][D / 32], v[short_positions(D)][D / 32];
+  static constexpr int kW = H ? D / 64 : D / 32;  // words per lane and row
+  using Word = std::conditional_t<H, uint32_t, float>;
+  Word k[short_positions(D)][kW], v[short_positions(D)][kW];
   float mask;
 };
 
-template <int D>
-__device__ __forceinline__ void clear_rows(PassRows<D>& r) {
+template <int D, bool H>
+__device__ __forceinline__ void clear_rows(PassRows<D, H>& r) {
 #pragma unroll
   for (int i = 0; i < short_positions(D); ++i) {
 #pragma unroll
-    for (int e = 0; e < D / 32; ++e) r.k[i][e] = r.v[i][e] = 0.0f;
+    for (int e = 0; e < PassRows<D, H>::kW; ++e) r.k[i][e] = r.v[i][e] = 0;
   }
   r.mask = -INFINITY;
 }
 
+// W 4-byte words at a 4W-byte aligned address.
+template <int W>
+__device__ __forceinline__ void load_words(const uint8_t* at, uint32_t out[W]) {
+  if constexpr (W == 4) {
+    const uint4 u = *reinterpret_cast<const uint4*>(at);
+    out[0] = u.x, out[1] = u.y, out[2] = u.z, out[3] = u.w;
+  } else if constexpr (W == 2) {
+    const uint2 u = *reinterpret_cast<const uint2*>(at);
+    out[0] = u.x, out[1] = u.y;
+  } else {
+    out[0] = *reinterpret_cast<const uint32_t*>(at);
+  }
+}
+
 // Loads the pass's rows of positions in [lo, hi).
-template <int D>
+template <int D, bool H>
 __device__ __forceinline__ void load_rows(const FaArgs& p, int64_t hk, int64_t j0, int64_t lo,
-                                          int64_t hi, bool k_vec, bool v_vec, PassRows<D>& r) {
+                                          int64_t hi, bool k_vec, bool v_vec, PassRows<D, H>& r) {
   constexpr int E = D / 32;
   const int lane = threadIdx.x % 32;
   const uint8_t* kbase = p.k.data + hk * p.k.nb[2] + j0 * p.k.nb[1];
@@ -236,15 +254,36 @@ __device__ __forceinline__ void load_rows(const FaArgs& p, int64_t hk, int64_t j
 #pragma unroll
   for (int i = 0; i < short_positions(D); ++i) {
     if (j0 + i >= lo && j0 + i < hi) {  // uniform across the warp
-      load_kv<E>(p.kt, kbase + i * p.k.nb[1], lane * E, k_vec, r.k[i]);
-      load_kv<E>(p.vt, vbase + i * p.v.nb[1], lane * E, v_vec, r.v[i]);
+      if constexpr (H) {
+        load_words<E / 2>(kbase + i * p.k.nb[1] + 2 * lane * E, r.k[i]);
+        load_words<E / 2>(vbase + i * p.v.nb[1] + 2 * lane * E, r.v[i]);
+      } else {
+        load_kv<E>(p.kt, kbase + i * p.k.nb[1], lane * E, k_vec, r.k[i]);
+        load_kv<E>(p.vt, vbase + i * p.v.nb[1], lane * E, v_vec, r.v[i]);
+      }
     }
   }
 }
 
-template <int D>
+// A row's words as its E float32 values.
+template <int E, typename Word>
+__device__ __forceinline__ void row_values(const Word* w, float out[E]) {
+  if constexpr (std::is_same_v<Word, uint32_t>) {
+#pragma unroll
+    for (int i = 0; i < E / 2; ++i) {
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
+      out[2 * i] = f.x;
+      out[2 * i + 1] = f.y;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < E; ++i) out[i] = w[i];
+  }
+}
+
+template <int D, bool H>
 __device__ __forceinline__ void load_mask(const FaArgs& p, int64_t j0, int64_t n_kv,
-                                          PassRows<D>& r) {
+                                          PassRows<D, H>& r) {
   const int lane = threadIdx.x % 32;
   if (lane < short_positions(D) && j0 + lane < n_kv)
     r.mask = p.mask.data ? reinterpret_cast<const float*>(p.mask.data)[j0 + lane] : 0.0f;
@@ -253,18 +292,20 @@ __device__ __forceinline__ void load_mask(const FaArgs& p, int64_t j0, int64_t n
 // Folds a pass's rows into the warp's running max m, sum l and unnormalized
 // output acc (online softmax). The rows in range are read whatever their
 // mask, so the mask costs no second round trip.
-template <int D>
+template <int D, bool H>
 __device__ __forceinline__ void short_pass(const FaArgs& p, const float q[D / 32],
-                                           const PassRows<D>& r, float& m, float& l,
+                                           const PassRows<D, H>& r, float& m, float& l,
                                            float acc[D / 32]) {
   constexpr int E = D / 32, P = short_positions(D);
   const unsigned live = __ballot_sync(0xffffffffu, r.mask != -INFINITY);
   float s[P], mx = m;
 #pragma unroll
   for (int i = 0; i < P; ++i) {
+    float kv[E];
+    row_values<E>(r.k[i], kv);
     float dot = 0.0f;
 #pragma unroll
-    for (int e = 0; e < E; ++e) dot += q[e] * r.k[i][e];
+    for (int e = 0; e < E; ++e) dot += q[e] * kv[e];
     dot = warp_sum(dot);
     const float mi = __shfl_sync(0xffffffffu, r.mask, i);
     s[i] = live >> i & 1u ? dot * p.scale + mi : -INFINITY;
@@ -279,8 +320,10 @@ __device__ __forceinline__ void short_pass(const FaArgs& p, const float q[D / 32
   for (int i = 0; i < P; ++i) {
     const float pr = live >> i & 1u ? expf(s[i] - mx) : 0.0f;
     l += pr;
+    float vv[E];
+    row_values<E>(r.v[i], vv);
 #pragma unroll
-    for (int e = 0; e < E; ++e) acc[e] += pr * r.v[i][e];
+    for (int e = 0; e < E; ++e) acc[e] += pr * vv[e];
   }
   m = mx;
 }
@@ -293,7 +336,7 @@ __device__ __forceinline__ void short_pass(const FaArgs& p, const float q[D / 32
 // row, Q and the fold follow the wait.
 // (At least one block per multiprocessor: without that bound ptxas spilled
 // 16 bytes for D = 128 at 80 registers.)
-template <int D>
+template <int D, bool H>
 __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(FaArgs p, bool k_vec,
                                                                               bool v_vec) {
   constexpr int E = D / 32, P = short_positions(D);
@@ -304,7 +347,7 @@ __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(Fa
   const int64_t n_early = min(kv_early(p), n_kv);
   const bool m_early = mask_early(p);
   int64_t j0 = warp * P;
-  PassRows<D> r;
+  PassRows<D, H> r;
   clear_rows(r);
   if (m_early) load_mask(p, j0, n_kv, r);
   load_rows(p, hk, j0, 0, n_early, k_vec, v_vec, r);
@@ -317,12 +360,12 @@ __global__ __launch_bounds__(kShortWarps * 32, 1) void fa_decode_short_kernel(Fa
 #pragma unroll
   for (int e = 0; e < E; ++e) q[e] = qrow[lane * E + e];
   float m = -INFINITY, l = 0.0f, acc[E] = {};
-  if (j0 < n_kv) short_pass<D>(p, q, r, m, l, acc);
+  if (j0 < n_kv) short_pass<D, H>(p, q, r, m, l, acc);
   for (j0 += kShortWarps * P; j0 < n_kv; j0 += kShortWarps * P) {
     clear_rows(r);
     load_mask(p, j0, n_kv, r);
     load_rows(p, hk, j0, 0, n_kv, k_vec, v_vec, r);
-    short_pass<D>(p, q, r, m, l, acc);
+    short_pass<D, H>(p, q, r, m, l, acc);
   }
   if (lane == 0) {
     sm[warp] = m;
@@ -376,6 +419,15 @@ void launch_long(const FaArgs& p, cudaStream_t stream) {
   }
 }
 
+template <int D>
+void launch_short(bool h, dim3 grid, const FaArgs& p, bool k_vec, bool v_vec, cudaStream_t stream) {
+  if (h)
+    launch_pdl(fa_decode_short_kernel<D, true>, grid, kShortWarps * 32, 0, stream, p, k_vec, v_vec);
+  else
+    launch_pdl(fa_decode_short_kernel<D, false>, grid, kShortWarps * 32, 0, stream, p, k_vec,
+               v_vec);
+}
+
 }  // namespace
 
 void launch_flash_decode(const FaArgs& p, cudaStream_t stream) {
@@ -384,18 +436,25 @@ void launch_flash_decode(const FaArgs& p, cudaStream_t stream) {
     // F16 rows load in one piece when aligned to a lane's D/32 values.
     const int bytes = static_cast<int>(p.q.ne[0] / 16);
     const bool k_vec = aligned(p.k, bytes), v_vec = aligned(p.v, bytes);
+    // F16 caches whose rows load in one piece keep the rows' half pairs: for
+    // D = 128, 86 registers against 127, so that a block no longer needs a
+    // whole multiprocessor's register file to start (H100, session 21, tg128:
+    // llama-8b Q4_K_M 317-327 against 302-306 tok/s, llama-1b Q4_K_M 1,230
+    // against 1,175-1,187). D = 32 has a single value per lane.
+    const bool h = p.kt == kF16 && p.vt == kF16 && k_vec && v_vec;
     switch (p.q.ne[0]) {
       case 32:
-        launch_pdl(fa_decode_short_kernel<32>, grid, kShortWarps * 32, 0, stream, p, k_vec, v_vec);
+        launch_pdl(fa_decode_short_kernel<32, false>, grid, kShortWarps * 32, 0, stream, p, k_vec,
+                   v_vec);
         break;
       case 64:
-        launch_pdl(fa_decode_short_kernel<64>, grid, kShortWarps * 32, 0, stream, p, k_vec, v_vec);
+        launch_short<64>(h, grid, p, k_vec, v_vec, stream);
         break;
       case 128:
-        launch_pdl(fa_decode_short_kernel<128>, grid, kShortWarps * 32, 0, stream, p, k_vec, v_vec);
+        launch_short<128>(h, grid, p, k_vec, v_vec, stream);
         break;
       default:
-        launch_pdl(fa_decode_short_kernel<256>, grid, kShortWarps * 32, 0, stream, p, k_vec, v_vec);
+        launch_short<256>(h, grid, p, k_vec, v_vec, stream);
         break;
     }
   } else {
