@@ -1,10 +1,12 @@
 // A product, the residual ADD, RMS_NORM, MUL and three products over the
 // MUL's output, one column, as a decode step submits them between two layers,
 // at row lengths of 256, 2,072 (a thread's last chunk of 8 values past the
-// row) and 4,096 values (the longest the folded kernel takes): CUDA folds the
-// ADD into the first product's kernel and the norm into the next products'
-// (fusion.hpp's kMatvecAdd and kNormMatvec) when the weights are F16. Every
-// node's output is compared
+// row) and 4,096 values (the longest the folded kernel takes), the first
+// product's rows as long as the others or, as a down projection's, 6,152 and
+// 14,344 values (the CUDA kernel then holds them over 256 threads): CUDA folds
+// the ADD into the first product's kernel and the norm into the next
+// products' (fusion.hpp's kMatvecAdd and kNormMatvec) when the weights are
+// F16. Every node's output is compared
 //   * with the same backend opened with `fusion=0`: the folded kernels
 //     multiply by the norm's weight before its scale and sum the squares in
 //     another order, a few float32 roundings: 1e-4 of the tensor's largest
@@ -36,8 +38,14 @@ struct Fold {
   HostTensor a, res, nw, w1, wq[3];
 };
 
+struct Lengths {
+  int64_t k;   // the norm's vector, the rows of Q, K and V
+  int64_t k1;  // the first product's rows
+};
+
 // Writes the inputs, poisons the arena, submits the seven nodes and reads
-// the arena back (k values per slot); empty when a node is not supported.
+// the arena back (k values per slot; the first product reads in.a, k1
+// values); empty when a node is not supported.
 std::vector<float> run(const BackendDevice& dev, const Fold& in, int64_t k) {
   DeviceBuffer a = DeviceBuffer::allocate(dev, in.a.bytes.size()),
                res = DeviceBuffer::allocate(dev, in.res.bytes.size()),
@@ -93,23 +101,39 @@ void compare(const std::vector<float>& got, const std::vector<float>& want, int6
   }
 }
 
-class NormFold : public ConformanceTestWithParam<int64_t> {};
+class NormFold : public ConformanceTestWithParam<Lengths> {};
+
+// "k4096", or "k4096_in14344" where the first product's rows are longer.
+std::string fold_name(const Lengths& l) {
+  std::string name = "k";
+  name += std::to_string(l.k);
+  if (l.k1 != l.k) {
+    name += "_in";
+    name += std::to_string(l.k1);
+  }
+  return name;
+}
+
+std::ostream& operator<<(std::ostream& os, const Lengths& l) {
+  return os << fold_name(l);
+}
 
 TEST_P(NormFold, MatchesUnfusedAndCpu) {
-  const int64_t k = GetParam();
+  const int64_t k = GetParam().k, k1 = GetParam().k1;
   std::string seed = "NORM_FOLD/";
-  seed += std::to_string(k);
+  seed += fold_name(GetParam());
   Rng rng(case_seed(seed));
-  Fold in{contiguous(GgmlType::F32, {k, 1, 1, 1}),
+  Fold in{contiguous(GgmlType::F32, {k1, 1, 1, 1}),
           contiguous(GgmlType::F32, {k, 1, 1, 1}),
           contiguous(GgmlType::F32, {k, 1, 1, 1}),
-          contiguous(GgmlType::F16, {k, k, 1, 1}),
+          contiguous(GgmlType::F16, {k1, k, 1, 1}),
           {contiguous(GgmlType::F16, {k, kRows[0], 1, 1}),
            contiguous(GgmlType::F16, {k, kRows[1], 1, 1}),
            contiguous(GgmlType::F16, {k, kRows[2], 1, 1})}};
   for (HostTensor* t : {&in.a, &in.res, &in.nw}) fill_normal(*t, rng);
+  fill_normal(in.w1, rng, 1.0 / std::sqrt(static_cast<double>(k1)));
   const double sigma = 1.0 / std::sqrt(static_cast<double>(k));
-  for (HostTensor* t : {&in.w1, &in.wq[0], &in.wq[1], &in.wq[2]}) fill_normal(*t, rng, sigma);
+  for (HostTensor* t : {&in.wq[0], &in.wq[1], &in.wq[2]}) fill_normal(*t, rng, sigma);
   const BackendDevice& dev = backend().device();
   const std::vector<float> fused = run(dev, in, k);
   if (fused.empty()) GTEST_SKIP() << dev.name() << " does not support a node of this graph";
@@ -119,12 +143,11 @@ TEST_P(NormFold, MatchesUnfusedAndCpu) {
   compare(fused, run(cpu, in, k), k, 1e-2, "cpu");
 }
 
-INSTANTIATE_TEST_SUITE_P(RowLengths, NormFold, ::testing::Values(256, 2072, 4096),
-                         [](const auto& info) {
-                           std::string name = "k";
-                           name += std::to_string(info.param);
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(RowLengths, NormFold,
+                         ::testing::Values(Lengths{256, 256}, Lengths{2072, 2072},
+                                           Lengths{4096, 4096}, Lengths{2072, 6152},
+                                           Lengths{4096, 14344}),
+                         [](const auto& info) { return fold_name(info.param); });
 
 }  // namespace
 }  // namespace polyinfer::conformance
