@@ -41,12 +41,13 @@ struct MatShape {
 // multiples of 8, as its F16 path needs. kDown8 and kDown16 rows are down
 // projections' lengths (over 4,096 and 8,192 values, up to 16,384; the CUDA
 // F16 decode kernel holds up to 8,192 or 16,384 activations in registers),
-// 16-byte aligned F16 rows a chunk of 8 past a whole pass of its threads.
+// multiples of 32 as its matrix-vector path needs, 16-byte aligned F16 rows
+// four chunks of 8 past a whole pass of its 256 threads.
 int64_t k_for(GgmlType type, RowLen len) {
   const int64_t block = traits(type).block_size;
   if (len == RowLen::kFull) return 4096;
   const int i = static_cast<int>(len);
-  if (block == 1) return std::array<int64_t, 6>{97, 1029, 4133, 2072, 6152, 14344}[i];
+  if (block == 1) return std::array<int64_t, 6>{97, 1029, 4133, 2072, 6176, 14368}[i];
   if (block == 32) return std::array<int64_t, 6>{5, 77, 301, 131, 193, 449}[i] * 32;
   return std::array<int64_t, 6>{2, 11, 37, 19, 25, 57}[i] * 256;
 }
@@ -129,6 +130,7 @@ const MatShape kShapes[] = {
     // take up to 8, fewer with more columns or fewer rows), the last
     // workgroup's rows partly past the end.
     {"vector_rows", 2051, 1, 1, 1, RowLen::kFull},
+    {"vector_rows_4099", 4099, 1, 1, 1, RowLen::kFull},  // past 4,096 rows: CUDA F16, 2 per block
     {"cols3_rows", 1029, 3, 1, 1},
     {"cols8_rows", 601, 8, 1, 1},
     // Rows staged in several segments, also with 2 columns.

@@ -1,20 +1,23 @@
 // A product, the residual ADD, RMS_NORM, MUL and three products over the
 // MUL's output, one column, as a decode step submits them between two layers,
-// at row lengths of 256, 2,072 (a thread's last chunk of 8 values past the
-// row) and 4,096 values (the longest the folded kernel takes), the first
-// product's rows as long as the others or, as a down projection's, 6,152 and
-// 14,344 values (the CUDA kernel then holds them over 256 threads): CUDA folds
-// the ADD into the first product's kernel and the norm into the next
-// products' (fusion.hpp's kMatvecAdd and kNormMatvec) when the weights are
-// F16. Every node's output is compared
+// at row lengths of 256, 2,080 (the last of a thread's chunks of 8 values
+// past the row) and 4,096 values (the longest the folded kernel takes), the
+// first product's rows as long as the others or, as a down projection's,
+// 6,176 and 14,368 values (the CUDA kernel then holds them over 256 threads),
+// and Q/K/V rows past 8,192 in all (4 rows per block): CUDA folds the ADD
+// into the first product's kernel and the norm into the next products'
+// (fusion.hpp's kMatvecAdd and kNormMatvec) when the weights are F16; every
+// length is a multiple of 32, as its matrix-vector path needs
+// (tests/unit/test_cuda_fusion.cpp checks that these graphs fold). Every
+// node's output is compared
 //   * with the same backend opened with `fusion=0`: the folded kernels
 //     multiply by the norm's weight before its scale and sum the squares in
 //     another order, a few float32 roundings: 1e-4 of the tensor's largest
 //     magnitude;
 //   * with the CPU backend, whose F16 products round the activations to F16:
 //     1e-2 of the largest magnitude.
-// The Q, K and V row counts (37, 19, 21) are odd, so that a block's rows
-// straddle two matrices and the last block is partly past the end.
+// The Q, K and V row counts are odd, so that a block's rows straddle two
+// matrices and the last block is partly past the end.
 #include <algorithm>
 #include <cmath>
 #include <ostream>
@@ -30,7 +33,6 @@ namespace {
 
 using test_graph::node;
 
-constexpr int64_t kRows[3] = {37, 19, 21};  // Q, K and V
 // Arena slots: the first product, the sum, the norm, the MUL, then Q, K, V.
 enum Slot : int { kD, kSum, kNorm, kXn, kQ, kK, kV, kSlots };
 
@@ -39,19 +41,28 @@ struct Fold {
 };
 
 struct Lengths {
-  int64_t k;   // the norm's vector, the rows of Q, K and V
-  int64_t k1;  // the first product's rows
+  int64_t k;          // the norm's vector, the rows of Q, K and V
+  int64_t k1;         // the first product's rows
+  bool many = false;  // Q, K and V of 4,099, 2,053 and 2,051 rows, not 37, 19 and 21
+
+  int64_t rows(int m) const {
+    static constexpr int64_t kFew[3] = {37, 19, 21}, kMany[3] = {4099, 2053, 2051};
+    return many ? kMany[m] : kFew[m];
+  }
+  // Values per arena slot: the longest output.
+  int64_t slot() const { return std::max(k, rows(0)); }
 };
 
 // Writes the inputs, poisons the arena, submits the seven nodes and reads
-// the arena back (k values per slot; the first product reads in.a, k1
-// values); empty when a node is not supported.
-std::vector<float> run(const BackendDevice& dev, const Fold& in, int64_t k) {
+// the arena back (l.slot() values per slot; the first product reads in.a,
+// l.k1 values); empty when a node is not supported.
+std::vector<float> run(const BackendDevice& dev, const Fold& in, const Lengths& l) {
+  const int64_t k = l.k, slot = l.slot();
   DeviceBuffer a = DeviceBuffer::allocate(dev, in.a.bytes.size()),
                res = DeviceBuffer::allocate(dev, in.res.bytes.size()),
                nw = DeviceBuffer::allocate(dev, in.nw.bytes.size()),
                w1 = DeviceBuffer::allocate(dev, in.w1.bytes.size()),
-               arena = DeviceBuffer::allocate(dev, kSlots * 4 * k);
+               arena = DeviceBuffer::allocate(dev, kSlots * 4 * slot);
   std::vector<DeviceBuffer> wq;
   for (const HostTensor& w : in.wq) wq.push_back(DeviceBuffer::allocate(dev, w.bytes.size()));
   const std::pair<const HostTensor*, DeviceBuffer*> uploads[] = {
@@ -59,7 +70,7 @@ std::vector<float> run(const BackendDevice& dev, const Fold& in, int64_t k) {
       {&in.wq[0], &wq[0]}, {&in.wq[1], &wq[1]}, {&in.wq[2], &wq[2]}};
   for (const auto& [h, b] : uploads) b->write(0, h->bytes.data(), h->bytes.size());
   const auto at = [&](int s, int64_t n) {
-    pi_tensor t = test_graph::tensor(0, arena.handle(), static_cast<uint64_t>(s) * 4 * k, {n});
+    pi_tensor t = test_graph::tensor(0, arena.handle(), static_cast<uint64_t>(s) * 4 * slot, {n});
     return t;
   };
   std::vector<pi_node> g;
@@ -69,27 +80,27 @@ std::vector<float> run(const BackendDevice& dev, const Fold& in, int64_t k) {
   g.back().f[0] = 1e-5f;
   g.push_back(node(PI_OP_MUL, {at(kNorm, k), bind(in.nw, nw)}, at(kXn, k)));
   for (int m = 0; m < 3; ++m)
-    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wq[m], wq[m]), at(kXn, k)}, at(kQ + m, kRows[m])));
+    g.push_back(node(PI_OP_MUL_MAT, {bind(in.wq[m], wq[m]), at(kXn, k)}, at(kQ + m, l.rows(m))));
   for (const pi_node& n : g) {
     if (!dev.supports(n)) return {};
   }
-  const std::vector<uint8_t> poison(kSlots * 4 * k, 0xFF);
+  const std::vector<uint8_t> poison(kSlots * 4 * slot, 0xFF);
   arena.write(0, poison.data(), poison.size());
   dev.submit(pi_graph{g.data(), static_cast<uint32_t>(g.size())});
-  std::vector<float> out(kSlots * k);
+  std::vector<float> out(kSlots * slot);
   arena.read(0, out.data(), out.size() * 4);
   return out;
 }
 
 // got within rel · max|want| of want, slot by slot (NaN fails).
-void compare(const std::vector<float>& got, const std::vector<float>& want, int64_t k, double rel,
-             const std::string& vs) {
+void compare(const std::vector<float>& got, const std::vector<float>& want, const Lengths& l,
+             double rel, const std::string& vs) {
   const char* names[kSlots] = {"MUL_MAT",   "ADD",       "RMS_NORM", "MUL",
                                "MUL_MAT Q", "MUL_MAT K", "MUL_MAT V"};
   for (int s = 0; s < kSlots; ++s) {
-    const int64_t n = s >= kQ ? kRows[s - kQ] : k;
-    const float* g = got.data() + s * k;
-    const float* w = want.data() + s * k;
+    const int64_t n = s >= kQ ? l.rows(s - kQ) : l.k;
+    const float* g = got.data() + s * l.slot();
+    const float* w = want.data() + s * l.slot();
     double peak = 0.0;
     for (int64_t i = 0; i < n; ++i) peak = std::max(peak, std::fabs(double{w[i]}));
     int64_t bad = 0;
@@ -103,7 +114,8 @@ void compare(const std::vector<float>& got, const std::vector<float>& want, int6
 
 class NormFold : public ConformanceTestWithParam<Lengths> {};
 
-// "k4096", or "k4096_in14344" where the first product's rows are longer.
+// "k4096", "k4096_in14368" where the first product's rows are longer,
+// "..._many_rows" with Q, K and V of thousands of rows.
 std::string fold_name(const Lengths& l) {
   std::string name = "k";
   name += std::to_string(l.k);
@@ -111,6 +123,7 @@ std::string fold_name(const Lengths& l) {
     name += "_in";
     name += std::to_string(l.k1);
   }
+  if (l.many) name += "_many_rows";
   return name;
 }
 
@@ -119,34 +132,35 @@ std::ostream& operator<<(std::ostream& os, const Lengths& l) {
 }
 
 TEST_P(NormFold, MatchesUnfusedAndCpu) {
-  const int64_t k = GetParam().k, k1 = GetParam().k1;
+  const Lengths& l = GetParam();
+  const int64_t k = l.k, k1 = l.k1;
   std::string seed = "NORM_FOLD/";
-  seed += fold_name(GetParam());
+  seed += fold_name(l);
   Rng rng(case_seed(seed));
   Fold in{contiguous(GgmlType::F32, {k1, 1, 1, 1}),
           contiguous(GgmlType::F32, {k, 1, 1, 1}),
           contiguous(GgmlType::F32, {k, 1, 1, 1}),
           contiguous(GgmlType::F16, {k1, k, 1, 1}),
-          {contiguous(GgmlType::F16, {k, kRows[0], 1, 1}),
-           contiguous(GgmlType::F16, {k, kRows[1], 1, 1}),
-           contiguous(GgmlType::F16, {k, kRows[2], 1, 1})}};
+          {contiguous(GgmlType::F16, {k, l.rows(0), 1, 1}),
+           contiguous(GgmlType::F16, {k, l.rows(1), 1, 1}),
+           contiguous(GgmlType::F16, {k, l.rows(2), 1, 1})}};
   for (HostTensor* t : {&in.a, &in.res, &in.nw}) fill_normal(*t, rng);
   fill_normal(in.w1, rng, 1.0 / std::sqrt(static_cast<double>(k1)));
   const double sigma = 1.0 / std::sqrt(static_cast<double>(k));
   for (HostTensor* t : {&in.wq[0], &in.wq[1], &in.wq[2]}) fill_normal(*t, rng, sigma);
   const BackendDevice& dev = backend().device();
-  const std::vector<float> fused = run(dev, in, k);
+  const std::vector<float> fused = run(dev, in, l);
   if (fused.empty()) GTEST_SKIP() << dev.name() << " does not support a node of this graph";
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
-  compare(fused, run(unfused, in, k), k, 1e-4, "fusion=0");
-  compare(fused, run(cpu, in, k), k, 1e-2, "cpu");
+  compare(fused, run(unfused, in, l), l, 1e-4, "fusion=0");
+  compare(fused, run(cpu, in, l), l, 1e-2, "cpu");
 }
 
 INSTANTIATE_TEST_SUITE_P(RowLengths, NormFold,
-                         ::testing::Values(Lengths{256, 256}, Lengths{2072, 2072},
-                                           Lengths{4096, 4096}, Lengths{2072, 6152},
-                                           Lengths{4096, 14344}),
+                         ::testing::Values(Lengths{256, 256}, Lengths{2080, 2080},
+                                           Lengths{4096, 4096}, Lengths{2080, 6176},
+                                           Lengths{4096, 14368}, Lengths{4096, 4096, true}),
                          [](const auto& info) { return fold_name(info.param); });
 
 }  // namespace

@@ -178,13 +178,15 @@ TEST(CudaFusion, RopeKvNeedsFloatCache) {
 // An F16 model's O projection (slot 7 -> 8), the residual ADD (slot 9) into
 // slot 0, RMS_NORM into slot 1, MUL by the weight row into slot 2, and
 // `products` F16 products over slot 2 (Q, K, V; gate, up) into slots 3...,
-// vectors of e values in slots of 64 KB.
-std::vector<pi_node> f16_norm_nodes(int products = 3, int64_t e = kEmbd) {
-  const auto at = [e](int s) {
-    return tensor(kF32, kArena, 65536 * static_cast<uint64_t>(s), {e});
+// vectors of e values in slots of 64 KB; k1 > 0: the first product reads k1
+// values (a down projection's rows; e when 0).
+std::vector<pi_node> f16_norm_nodes(int products = 3, int64_t e = kEmbd, int64_t k1 = 0) {
+  const auto at = [e](int s, int64_t n = 0) {
+    return tensor(kF32, kArena, 65536 * static_cast<uint64_t>(s), {n > 0 ? n : e});
   };
   std::vector<pi_node> g;
-  g.push_back(node(PI_OP_MUL_MAT, {tensor(kF16, kWeights, 0, {e, e}), at(7)}, at(8)));
+  const int64_t in = k1 > 0 ? k1 : e;
+  g.push_back(node(PI_OP_MUL_MAT, {tensor(kF16, kWeights, 0, {in, e}), at(7, in)}, at(8)));
   g.push_back(node(PI_OP_ADD, {at(8), at(9)}, at(0)));
   g.push_back(node(PI_OP_RMS_NORM, {at(0)}, at(1)));
   g.push_back(node(PI_OP_MUL, {at(1), tensor(kF32, kWeights, 1 << 26, {e})}, at(2)));
@@ -206,6 +208,12 @@ TEST(CudaFusion, F16NormFoldsIntoProducts) {
     EXPECT_EQ(u[1].first, 2u);
     EXPECT_EQ(u[1].count, 2u + products);
     EXPECT_FALSE(u[0].quantize_next || u[1].quantize_next);
+  }
+  // A down projection's rows before the ADD (conformance's NormFold lengths).
+  for (const int64_t k1 : {6176, 14368}) {
+    EXPECT_EQ(kinds(plan(f16_norm_nodes(3, k1 == 6176 ? 2080 : 4096, k1))),
+              (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec}))
+        << k1;
   }
   // Rows past what the register-resident kernel holds: the norm stays a kernel.
   EXPECT_EQ(kinds(plan(f16_norm_nodes(3, 4096)))[1], UnitKind::kNormMatvec);

@@ -172,7 +172,8 @@ __global__ __launch_bounds__(kThreads) void fa_decode_kernel(FaArgs p, bool k16,
 constexpr int kShortWarps = 16;
 constexpr int64_t kShortKv = kFlashShortKv;
 
-// Positions per warp: the K and V values a lane holds stay at 64 floats.
+// Positions per warp: the K and V values a lane holds stay at 64 floats (32
+// words of half pairs for F16 rows, PassRows).
 __host__ __device__ constexpr int short_positions(int64_t head_dim) {
   return head_dim == 256 ? 4 : 8;
 }
@@ -213,6 +214,7 @@ __device__ __forceinline__ void load_kv(uint32_t type, const uint8_t* row, int d
 // half pairs (half the registers; converted where used).
 template <int D, bool H>
 struct PassRows {
+  static_assert(!H || D >= 64, "half pairs need two values per lane");
   static constexpr int kW = H ? D / 64 : D / 32;  // words per lane and row
   using Word = std::conditional_t<H, uint32_t, float>;
   Word k[short_positions(D)][kW], v[short_positions(D)][kW];
@@ -232,6 +234,7 @@ __device__ __forceinline__ void clear_rows(PassRows<D, H>& r) {
 // W 4-byte words at a 4W-byte aligned address.
 template <int W>
 __device__ __forceinline__ void load_words(const uint8_t* at, uint32_t out[W]) {
+  static_assert(W == 1 || W == 2 || W == 4);
   if constexpr (W == 4) {
     const uint4 u = *reinterpret_cast<const uint4*>(at);
     out[0] = u.x, out[1] = u.y, out[2] = u.z, out[3] = u.w;

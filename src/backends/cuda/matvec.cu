@@ -467,7 +467,7 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
 // must start 16-byte aligned (f16_direct); others take the staged kernel.
 // On the H200 (session 13, tg128) this took llama-8b F16 from 160 to 195
 // tok/s and llama-1b F16 from 717 to 852 against the staged warp per row;
-// f16_shape says which TPR and L each row length got.
+// launch_f16_direct says which TPR and L each row length gets.
 constexpr int kF16Threads = 128;
 
 __device__ __forceinline__ uint4 ld_stream16(const uint8_t* p) {
@@ -608,7 +608,9 @@ __device__ void write_folded_norm(const MatvecFold& f, const float* x, int64_t c
 // launch_f16_in_regs says how R and NT follow the shape.
 constexpr int kF16RowsChunks = 4;  // per thread, rows of up to kMaxF16RowsK
 static_assert(kMaxF16RowsK == 8 * kF16RowsChunks * kF16Threads);
+constexpr int kF16RegsThreads = 256;  // rows over kMaxF16RowsK values
 constexpr int64_t kMaxF16RegsK = 16384;
+static_assert(kMaxF16RegsK == 8 * 8 * kF16RegsThreads);  // 8 chunks per thread
 
 template <int R, int FOLD, int NT = kF16Threads, int kC = kF16RowsChunks>
 __global__ __launch_bounds__(NT) void matvec_f16_rows(FastArgs p, MatvecFold f) {
@@ -753,10 +755,11 @@ void launch_f16_rows(const FastArgs& p, const MatvecFold& f, cudaStream_t stream
 //   (llama-8b gate/up 60.3 -> 58.6, output 253.8 -> 237.7; llama-1b gate/up
 //   27.1 -> 25.8), 2 below (llama-8b Q/K/V 18.3, against 18.8 with 4 and 23.1
 //   with 1);
-// - without a fold, one row per block up to 4,096 rows (llama-8b O 13.7 ->
-//   11.2, llama-1b O 7.3 -> 6.0), the whole row's activations in registers
-//   up to 16,384 values over 256 threads (llama-8b down 35.5 -> 34.0, 512
-//   threads 39.1; llama-1b down 16.4 -> 12.7).
+// - without a norm (no fold, or the residual ADD's), one row per block up to
+//   4,096 rows and 2 past (llama-8b O 13.7 -> 11.2, llama-1b O 7.3 -> 6.0);
+//   rows over 4,096 values (up to 16,384) one row per block of 256 threads
+//   whatever the row count (llama-8b down 35.5 -> 34.0, 512 threads 39.1;
+//   llama-1b down 16.4 -> 12.7).
 // False: nothing launched (rows too long).
 template <int FOLD>
 bool launch_f16_in_regs(const FastArgs& p, const MatvecFold& f, cudaStream_t stream) {
@@ -775,9 +778,9 @@ bool launch_f16_in_regs(const FastArgs& p, const MatvecFold& f, cudaStream_t str
       else
         launch_f16_rows<1, FOLD>(p, f, stream);
     } else if (k <= kMaxF16RegsK / 2) {
-      launch_f16_rows<1, FOLD, 256, kMaxF16RegsK / 2 / 8 / 256>(p, f, stream);
+      launch_f16_rows<1, FOLD, kF16RegsThreads, 4>(p, f, stream);
     } else if (k <= kMaxF16RegsK) {
-      launch_f16_rows<1, FOLD, 256, kMaxF16RegsK / 8 / 256>(p, f, stream);
+      launch_f16_rows<1, FOLD, kF16RegsThreads, 8>(p, f, stream);
     } else {
       return false;
     }
