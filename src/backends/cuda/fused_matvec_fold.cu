@@ -1,8 +1,10 @@
 // The fused units that fold a norm's neighbours into F16 decode products
 // (fusion.hpp's kMatvecAdd and kNormMatvec; the kernel is matvec.cu's
-// matvec_f16_direct). In a decode step each RMS_NORM + MUL kernel cost about
-// 3.6 us in place on llama-8b F16 (H200, session 20), a kernel and its PDL
-// wait between two products; folded, the products do its arithmetic.
+// matvec_f16_rows, or matvec_f16_direct for an ADD after rows it cannot hold:
+// over 16,384 values, or activations off 16 bytes). In a decode step each
+// RMS_NORM + MUL kernel cost about 3.6 us in place on llama-8b F16 (H200,
+// session 20), a kernel and its PDL wait between two products; folded, the
+// products do its arithmetic.
 #include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/matvec.hpp"
 
@@ -11,13 +13,6 @@ namespace polyinfer::cuda {
 const char* const kLaunchNodes = "unit not taken: launch its nodes one by one";
 
 namespace {
-
-// No node of any submit writes the weights of nodes [from, c.count).
-bool weights_constant(const UnitContext& c, uint32_t from) {
-  bool constant = true;
-  for (uint32_t k = from; k < c.count; ++k) constant &= (c.constant_srcs[k] & 1u) != 0;
-  return constant;
-}
 
 MatvecEnv env_of(const UnitContext& c, uint32_t from) {
   return MatvecEnv{c.scratch, c.act_cache, c.stream, weights_constant(c, from)};

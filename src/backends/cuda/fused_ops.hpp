@@ -39,6 +39,15 @@ struct UnitContext {
   uint32_t constant_srcs[kMaxUnitNodes] = {};
 };
 
+// No node of any submit writes the weights (src[0]) of the unit's nodes
+// [first, c.count): the products may load them before their PDL wait
+// (MatvecEnv::weights_early).
+inline bool weights_constant(const UnitContext& c, uint32_t first = 0) {
+  bool constant = true;
+  for (uint32_t k = first; k < c.count; ++k) constant &= (c.constant_srcs[k] & 1u) != 0;
+  return constant;
+}
+
 // [ADD,] RMS_NORM, MUL(norm, w): one block per row writes every node's dst.
 const char* launch_norm_mul(const UnitContext& c);
 // SWIGLU whose output is quantized for the next MUL_MAT (quantize_next).

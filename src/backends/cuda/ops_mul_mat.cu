@@ -219,10 +219,8 @@ const char* launch_mul_mat_group(const UnitContext& c) {
     w[m] = c.views[m].src[0];
     d[m] = c.views[m].dst;
   }
-  bool weights_constant = true;
-  for (uint32_t m = 0; m < c.count; ++m) weights_constant &= (c.constant_srcs[m] & 1u) != 0;
   launch_matvec_group(w, d, static_cast<int>(c.count), c.nodes[0].src[0].type, c.views[0].src[1],
-                      MatvecEnv{c.scratch, c.act_cache, c.stream, weights_constant});
+                      MatvecEnv{c.scratch, c.act_cache, c.stream, weights_constant(c)});
   return nullptr;
 }
 
