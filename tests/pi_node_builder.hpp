@@ -66,4 +66,21 @@ inline pi_node stand_in_rope(const pi_tensor& x, const pi_tensor& dst, int32_t h
   return n;
 }
 
+// A llama ROPE node (normal mode, every dimension of the head_dim-value
+// heads rotated, base 10000, no scaling, YaRN's beta_fast 32 and beta_slow 1
+// over a 4,096-position training context) over real positions `pos`.
+inline pi_node llama_rope(const pi_tensor& x, const pi_tensor& pos, const pi_tensor& dst,
+                          int32_t head_dim) {
+  pi_node n = node(PI_OP_ROPE, {x, pos, pi_tensor{}}, dst);
+  n.i[0] = 0;
+  n.i[1] = head_dim;
+  n.i[2] = 4096;
+  n.f[0] = 10000.0f;  // base
+  n.f[1] = 1.0f;      // freq_scale
+  n.f[3] = 1.0f;      // attn_factor
+  n.f[4] = 32.0f;     // beta_fast
+  n.f[5] = 1.0f;      // beta_slow
+  return n;
+}
+
 }  // namespace polyinfer::test_graph

@@ -130,16 +130,7 @@ pi_tensor f32_at(const DeviceBuffer& arena, int slot, std::initializer_list<int6
 using test_graph::node;
 
 pi_node rope(const pi_tensor& x, const pi_tensor& pos, const pi_tensor& dst) {
-  pi_node n = node(PI_OP_ROPE, {x, pos, pi_tensor{}}, dst);
-  n.i[0] = 0;  // normal mode
-  n.i[1] = kD;
-  n.i[2] = 4096;
-  n.f[0] = 10000.0f;  // base
-  n.f[1] = 1.0f;      // freq_scale
-  n.f[3] = 1.0f;      // attn_factor
-  n.f[4] = 32.0f;     // beta_fast
-  n.f[5] = 1.0f;      // beta_slow
-  return n;
+  return test_graph::llama_rope(x, pos, dst, static_cast<int32_t>(kD));
 }
 
 // What a run leaves: the arena's slots and the KV cache rows of the new token.

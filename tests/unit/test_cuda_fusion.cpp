@@ -57,6 +57,14 @@ std::vector<pi_node> tail_nodes(int64_t tokens = 1) {
   return g;
 }
 
+// tail_nodes of 16 tokens (the GEMM path), up's output in a slot of its own
+// (16 tokens of gate in slot 9 reach into slot 10).
+std::vector<pi_node> prompt_tail_nodes() {
+  std::vector<pi_node> t = tail_nodes(16);
+  t[3].dst = t[4].src[1] = slot(20, {512, 16});
+  return t;
+}
+
 std::vector<Unit> plan(const std::vector<pi_node>& g, bool fuse = true) {
   return plan_units(pi_graph{g.data(), static_cast<uint32_t>(g.size())}, fuse);
 }
@@ -94,6 +102,65 @@ TEST(CudaFusion, PrefillKeepsRopesApart) {
   ASSERT_EQ(kinds(u),
             (std::vector<UnitKind>{UnitKind::kAddNormMul, UnitKind::kMatvecGroup, UnitKind::kSingle,
                                    UnitKind::kSingle, UnitKind::kCpyPair}));
+}
+
+// A prompt (16 tokens: the products take the GEMM): the norm unit and SWIGLU
+// write the 16-bit activations of the products after them; the attention
+// does not (its output is the O product's columns only after a view).
+TEST(CudaFusion, PromptProducersWriteTheGemmsHalves) {
+  const std::vector<Unit> a = plan(attention_nodes(16));
+  ASSERT_EQ(a[0].kind, UnitKind::kAddNormMul);
+  EXPECT_TRUE(a[0].half_next);
+  EXPECT_FALSE(a[0].half_bf16);
+  EXPECT_FALSE(a[0].quantize_next);
+  for (size_t i = 1; i < a.size(); ++i) EXPECT_FALSE(a[i].half_next) << "unit " << i;
+  const std::vector<Unit> t = plan(prompt_tail_nodes());
+  ASSERT_EQ(kinds(t), std::vector<UnitKind>(6, UnitKind::kSingle));
+  for (size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t[i].half_next, i == 4) << "unit " << i;
+}
+
+// BF16 weights take BF16 activations; F32 weights a float32 GEMM (nothing to
+// convert); one token the matrix-vector path (8-bit blocks instead); fusion
+// off writes nothing extra.
+TEST(CudaFusion, PromptHalvesFollowTheProduct) {
+  constexpr uint32_t kBF16 = 30;
+  std::vector<pi_node> g = attention_nodes(16);
+  g[3].src[0] = tensor(kF16, kWeights, 4096, {kEmbd, kEmbd});
+  g[3].src[0].type = kBF16;
+  std::vector<Unit> u = plan(g);
+  EXPECT_TRUE(u[0].half_next);
+  EXPECT_TRUE(u[0].half_bf16);
+  g[3].src[0] = tensor(kF32, kWeights, 4096, {kEmbd, kEmbd});
+  EXPECT_FALSE(plan(g)[0].half_next);
+  EXPECT_FALSE(plan(attention_nodes(1))[0].half_next);
+  for (const Unit& x : plan(attention_nodes(16), false)) EXPECT_FALSE(x.half_next);
+}
+
+// A prompt's products with F16 weights of one shape over the same activations
+// (K and V; gate and up) run as one batched GEMM; Q (another shape) alone. The
+// norm still writes the 16-bit activations that Q, K and V read.
+TEST(CudaFusion, PromptPairsProductsOfOneShape) {
+  std::vector<pi_node> g = attention_nodes(16);
+  for (int i = 3; i < 6; ++i) g[i].src[0].type = kF16;
+  g[3].src[0].nb[1] = g[4].src[0].nb[1] = g[5].src[0].nb[1] = 2 * kEmbd;
+  std::vector<Unit> u = plan(g);
+  ASSERT_GE(u.size(), 3u);
+  EXPECT_EQ(u[0].kind, UnitKind::kAddNormMul);
+  EXPECT_TRUE(u[0].half_next);
+  EXPECT_EQ(u[1].kind, UnitKind::kSingle);
+  EXPECT_EQ(u[2].kind, UnitKind::kGemmPair);
+  EXPECT_EQ(u[2].first, 4u);
+  std::vector<pi_node> t = prompt_tail_nodes();
+  for (int i = 2; i < 4; ++i) {
+    t[i].src[0].type = kF16;
+    t[i].src[0].nb[1] = 2 * kEmbd;
+  }
+  EXPECT_EQ(kinds(plan(t)),
+            (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kSingle, UnitKind::kGemmPair,
+                                   UnitKind::kSingle, UnitKind::kSingle}));
+  t[3].src[0].type = kQ4_0;  // weights of two types: apart
+  EXPECT_EQ(kinds(plan(t))[2], UnitKind::kSingle);
+  EXPECT_EQ(kinds(plan(attention_nodes(1)))[1], UnitKind::kMatvecGroup);  // decode: matvec
 }
 
 // The attention kernel writes the O projection's 8-bit blocks (the product

@@ -60,6 +60,21 @@ __device__ __forceinline__ uint16_t f32_to_bf16_bits(float f) {
   return static_cast<uint16_t>((u + (0x7fffu + ((u >> 16) & 1u))) >> 16);
 }
 
+// Four values as F16 or BF16 (round to nearest even) into 8 bytes at `out`
+// (8-byte aligned): the prompt GEMM's 16-bit activations.
+__device__ __forceinline__ void store_half4(uint16_t* out, float4 v, bool bf16) {
+  uint2 o;
+  if (bf16) {
+    o.x = f32_to_bf16_bits(v.x) | (static_cast<uint32_t>(f32_to_bf16_bits(v.y)) << 16);
+    o.y = f32_to_bf16_bits(v.z) | (static_cast<uint32_t>(f32_to_bf16_bits(v.w)) << 16);
+  } else {
+    const __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
+    o.x = *reinterpret_cast<const uint32_t*>(&lo);
+    o.y = *reinterpret_cast<const uint32_t*>(&hi);
+  }
+  *reinterpret_cast<uint2*>(out) = o;
+}
+
 // Element i of an F32, F16 or BF16 row set to v (rounded to nearest even).
 __device__ __forceinline__ void store_float_as(uint32_t type, uint8_t* row, int64_t i, float v) {
   if (type == kF32) {

@@ -28,24 +28,47 @@ int64_t tiles(int64_t n, int64_t per) {
   return (n + per - 1) / per;
 }
 
-// live[qt * kv_tiles + kt] = some token of query tile qt sees some position
-// of KV tile kt (a mask value other than −inf). Block (kt, qt), 256 threads,
-// 16 independent loads each.
-__global__ void tile_live_kernel(View mask, int64_t T, int64_t n_kv, int64_t kv_tiles,
+// What a (64 tokens, 64 positions) tile of the mask holds: no position any
+// token sees (every value −inf: the tile is skipped), values to add, or only
+// zeros (the tile is used without reading the mask: a causal prompt's tiles
+// below the diagonal).
+enum TileMask : uint8_t { kTileDead = 0, kTileMasked = 1, kTileOpen = 2 };
+
+__device__ __forceinline__ void classify(float m, bool& any, bool& nonzero) {
+  any |= m != -INFINITY;
+  nonzero |= m != 0.0f;
+}
+
+// live[qt * kv_tiles + kt], a TileMask. Block (kt, qt), 256 threads, 16
+// values each: four 16-byte loads where the mask's rows allow (vec4: rows
+// 16-byte aligned, n_kv % 4 == 0), else 16 independent ones.
+__global__ void tile_live_kernel(View mask, int64_t T, int64_t n_kv, int64_t kv_tiles, bool vec4,
                                  uint8_t* live) {
   pdl_start();
   const int64_t t0 = static_cast<int64_t>(blockIdx.y) * kTq,
                 j0 = static_cast<int64_t>(blockIdx.x) * kTk;
-  bool any = false;
+  bool any = false, nonzero = false;
+  if (vec4) {
 #pragma unroll
-  for (int i = threadIdx.x; i < kTq * kTk; i += 256) {
-    const int64_t t = t0 + i / kTk, j = j0 + i % kTk;
-    if (t < T && j < n_kv) {
-      any |= reinterpret_cast<const float*>(mask.data + t * mask.nb[1])[j] != -INFINITY;
+    for (int i = 4 * threadIdx.x; i < kTq * kTk; i += 4 * 256) {
+      const int64_t t = t0 + i / kTk, j = j0 + i % kTk;
+      if (t < T && j < n_kv) {
+        const float4 m = *reinterpret_cast<const float4*>(mask.data + t * mask.nb[1] + 4 * j);
+        for (const float v : {m.x, m.y, m.z, m.w}) classify(v, any, nonzero);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = threadIdx.x; i < kTq * kTk; i += 256) {
+      const int64_t t = t0 + i / kTk, j = j0 + i % kTk;
+      if (t < T && j < n_kv)
+        classify(reinterpret_cast<const float*>(mask.data + t * mask.nb[1])[j], any, nonzero);
     }
   }
   any = __syncthreads_or(any);
-  if (threadIdx.x == 0) live[blockIdx.y * kv_tiles + blockIdx.x] = any ? 1 : 0;
+  nonzero = __syncthreads_or(nonzero);
+  if (threadIdx.x == 0)
+    live[blockIdx.y * kv_tiles + blockIdx.x] = !any ? kTileDead : nonzero ? kTileMasked : kTileOpen;
 }
 
 __device__ __forceinline__ void mma16816(float c[4], const uint32_t a[4], uint32_t b0,
@@ -97,7 +120,7 @@ __device__ __forceinline__ void load_tile(const uint8_t* kb, const uint8_t* vb, 
 
 // The first live KV tile at or after kt (kv_tiles when none).
 __device__ __forceinline__ int64_t next_live(const uint8_t* live, int64_t kt, int64_t kv_tiles) {
-  while (kt < kv_tiles && live != nullptr && live[kt] == 0) ++kt;
+  while (kt < kv_tiles && live != nullptr && live[kt] == kTileDead) ++kt;
   return kt;
 }
 
@@ -165,6 +188,7 @@ __global__ __launch_bounds__(kThreads) void fa_prefill_kernel(FaArgs p, const ui
     const uint16_t* ks = sk + stage * kTk * kS;
     const uint16_t* vs = sv + stage * kTk * kS;
     const int64_t j0 = kt * kTk;
+    const bool masked = live == nullptr || live[kt] == kTileMasked;
 
     // S = Q·Kᵀ for 16 rows × 64 positions: 8 tiles of 8 columns; one
     // ldmatrix.x4 gives the B fragments of two 16-wide steps over D.
@@ -190,7 +214,7 @@ __global__ __launch_bounds__(kThreads) void fa_prefill_kernel(FaArgs p, const ui
         float a = s[nt][e] * p.scale, b = s[nt][2 + e] * p.scale;
         if (j >= n_kv) {
           a = b = -INFINITY;
-        } else {
+        } else if (masked) {
           if (m0) a += m0[j];
           if (m1) b += m1[j];
         }
@@ -332,7 +356,9 @@ bool launch_flash_prefill(const FaArgs& p, uint8_t* scratch, cudaStream_t stream
   uint8_t* live = p.mask.data ? scratch : nullptr;
   if (live) {
     const dim3 grid(static_cast<unsigned>(kv_tiles), static_cast<unsigned>(tiles(T, kTq)));
-    launch_pdl(tile_live_kernel, grid, 256, 0, stream, p.mask, T, n_kv, kv_tiles, live);
+    const bool vec4 = n_kv % 4 == 0 && reinterpret_cast<uintptr_t>(p.mask.data) % 16 == 0 &&
+                      p.mask.nb[1] % 16 == 0;
+    launch_pdl(tile_live_kernel, grid, 256, 0, stream, p.mask, T, n_kv, kv_tiles, vec4, live);
   }
   switch (p.q.ne[0]) {
     case 32:

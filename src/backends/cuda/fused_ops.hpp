@@ -2,6 +2,7 @@
 // kernel. Each returns a message on failure, nullptr on success.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -29,7 +30,12 @@ struct UnitContext {
   bool quantize_next;
   bool quantize_residual;  // with the residual codes (Unit::quantize_residual)
   bool spread;             // Unit::spread
+  // Also write the last output in 16 bits at the start of scratch for the
+  // prompt GEMM after the unit (Unit::half_next), and record it in act_cache.
+  bool half_next;
+  bool half_bf16;
   cudaStream_t stream;
+  cublasHandle_t cublas;
   uint8_t* scratch;
   ActQuantCache* act_cache;
   // Each node's per-token value in device memory, or nullptr (LaunchContext).
@@ -50,8 +56,9 @@ inline bool weights_constant(const UnitContext& c, uint32_t first = 0) {
 
 // [ADD,] RMS_NORM, MUL(norm, w): one block per row writes every node's dst.
 const char* launch_norm_mul(const UnitContext& c);
-// SWIGLU whose output is quantized for the next MUL_MAT (quantize_next).
-const char* launch_swiglu_quant(const UnitContext& c);
+// SWIGLU whose output the next MUL_MAT reads converted: 8-bit blocks for the
+// matrix-vector path (quantize_next), 16-bit values for the GEMM (half_next).
+const char* launch_swiglu_next(const UnitContext& c);
 // FLASH_ATTN of one token whose output is quantized for the next MUL_MAT
 // (quantize_next): in the decode kernel where it takes the node, else after it.
 const char* launch_attn_quant(const UnitContext& c);
@@ -65,6 +72,9 @@ const char* launch_cpy_pair(const UnitContext& c);
 const char* launch_rope_kv(const UnitContext& c);
 // An F16 product and the residual ADD after it (fusion.hpp's kMatvecAdd).
 const char* launch_matvec_add(const UnitContext& c);
+// Two prompt products as one strided-batched GEMM (fusion.hpp's kGemmPair);
+// kLaunchNodes when their weights or outputs lie apart by different strides.
+const char* launch_gemm_pair(const UnitContext& c);
 // RMS_NORM, MUL and the F16 products after them (fusion.hpp's kNormMatvec).
 const char* launch_norm_matvec(const UnitContext& c);
 

@@ -158,6 +158,26 @@ bool matvec_add_at(const pi_graph& g, uint32_t i) {
          same_or_apart(ad.dst, res) && same_or_apart(ad.dst, mm.dst);
 }
 
+// A product on the GEMM path with 16-bit weights, one batch of activations.
+bool gemm_16(const pi_node& n) {
+  const pi_tensor &w = n.src[0], &a = n.src[1];
+  return n.op == PI_OP_MUL_MAT && !takes_matvec(n) && (w.type == kF16 || w.type == kBF16) &&
+         w.ne[2] * w.ne[3] == 1 && a.ne[2] * a.ne[3] == 1;
+}
+
+bool same_layout(const pi_tensor& a, const pi_tensor& b) {
+  return a.type == b.type && std::equal(a.ne, a.ne + 4, b.ne) && std::equal(a.nb, a.nb + 4, b.nb);
+}
+
+// MUL_MATs at i and i + 1 over the same activations, weights and outputs of
+// one layout, neither reading or overwriting what the other writes.
+bool gemm_pair_at(const pi_graph& g, uint32_t i) {
+  if (i + 1 >= g.n_nodes) return false;
+  const pi_node &a = g.nodes[i], &b = g.nodes[i + 1];
+  return gemm_16(a) && gemm_16(b) && same_tensor(a.src[1], b.src[1]) &&
+         same_layout(a.src[0], b.src[0]) && same_layout(a.dst, b.dst) && independent(a, b);
+}
+
 bool rope_pair_at(const pi_graph& g, uint32_t i) {
   if (i + 1 >= g.n_nodes) return false;
   const pi_node &a = g.nodes[i], &b = g.nodes[i + 1];
@@ -249,6 +269,21 @@ bool quantized_by_next(const pi_graph& g, uint32_t next, const pi_node& last) {
                                      : same_tensor(m.src[1], last.dst);
 }
 
+// Whether node `next` (may be past the end) is a MUL_MAT on the GEMM path that
+// converts what `last` writes to 16 bits (one batch of columns).
+bool halved_by_next(const pi_graph& g, uint32_t next, const pi_node& last) {
+  if (next >= g.n_nodes) return false;
+  const pi_node& m = g.nodes[next];
+  return m.op == PI_OP_MUL_MAT && !takes_matvec(m) && m.src[0].type != kF32 &&
+         same_tensor(m.src[1], last.dst) && m.src[1].ne[2] * m.src[1].ne[3] == 1;
+}
+
+// Whether a unit's kernel can also write its last output in 16 bits.
+bool can_half(const Unit& u, const pi_node& last) {
+  return u.kind == UnitKind::kNormMul || u.kind == UnitKind::kAddNormMul ||
+         (u.kind == UnitKind::kSingle && last.op == PI_OP_SWIGLU);
+}
+
 // Whether a unit's kernel can also write its last output as 8-bit blocks.
 bool can_quantize(const Unit& u, const pi_node& last) {
   switch (u.kind) {
@@ -275,6 +310,7 @@ Unit unit_at(const pi_graph& g, uint32_t i) {
   if (rope_pair_at(g, i)) return {i, 2, UnitKind::kRopePair};
   if (cpy_pair_at(g, i)) return {i, 2, UnitKind::kCpyPair};
   if (const uint32_t n = matvec_group_at(g, i); n > 1) return {i, n, UnitKind::kMatvecGroup};
+  if (gemm_pair_at(g, i)) return {i, 2, UnitKind::kGemmPair};
   return {i, 1, UnitKind::kSingle};
 }
 
@@ -288,6 +324,8 @@ std::vector<Unit> plan_units(const pi_graph& g, bool fuse) {
     const pi_node& last = g.nodes[i + u.count - 1];
     u.quantize_next = fuse && can_quantize(u, last) && quantized_by_next(g, i + u.count, last);
     u.quantize_residual = u.quantize_next && matvec_residual(g.nodes[i + u.count]);
+    u.half_next = fuse && can_half(u, last) && halved_by_next(g, i + u.count, last);
+    u.half_bf16 = u.half_next && g.nodes[i + u.count].src[0].type == kBF16;
     units.push_back(u);
     i += u.count;
   }

@@ -28,6 +28,11 @@ enum class UnitKind : uint8_t {
   // column: the products' kernel dots x · w and scales by the norm's factor,
   // with no norm kernel before it (matvec.hpp's MatvecFold).
   kNormMatvec,
+  // Two prompt products (the GEMM path) with F16 or BF16 weights of one shape
+  // over the same activations (K and V; gate and up): one strided-batched
+  // GEMM, twice the blocks of each (llama-8b's K and V of 1,024 rows over 512
+  // tokens ran at 360 TFLOP/s one by one).
+  kGemmPair,
 };
 
 // Most nodes in one unit (at most graph/memory_plan.hpp's kFuseWindow, which
@@ -49,6 +54,11 @@ struct Unit {
   bool quantize_next = false;
   // ... and its residual codes too (the MUL_MAT's weights are Q8_0).
   bool quantize_residual = false;
+  // The unit's last output is the activation of the prompt GEMM that follows
+  // (F16, BF16 or quantized weights), which converts it to 16 bits: the fused
+  // kernel writes that copy too (BF16 when half_bf16), where its rows allow.
+  bool half_next = false;
+  bool half_bf16 = false;
   // kRopeKv: no output shares bytes with an input of the unit (other than the
   // roped K that the cache write reads), so its values may be spread over a
   // grid of blocks with no ordering between them (fused_rope_kv.cu).

@@ -129,8 +129,11 @@ const char* unit_name(const Unit& u, const pi_node& first) {
       return "fused MUL_MAT+ADD";
     case UnitKind::kNormMatvec:
       return "fused RMS_NORM+MUL+MUL_MAT";
-    default:  // a single node that quantizes its output for the next MUL_MAT
-      return first.op == PI_OP_FLASH_ATTN ? "fused FLASH_ATTN+quantize" : "fused SWIGLU+quantize";
+    case UnitKind::kGemmPair:
+      return "batched MUL_MAT pair";
+    default:  // a single node that converts its output for the next MUL_MAT
+      if (first.op == PI_OP_FLASH_ATTN) return "fused FLASH_ATTN+quantize";
+      return u.half_next ? "fused SWIGLU+16-bit" : "fused SWIGLU+quantize";
   }
 }
 
@@ -151,8 +154,10 @@ const char* launch_fused(const Unit& u, const UnitContext& c) {
       return launch_matvec_add(c);
     case UnitKind::kNormMatvec:
       return launch_norm_matvec(c);
+    case UnitKind::kGemmPair:
+      return launch_gemm_pair(c);
     default:
-      return c.nodes[0].op == PI_OP_FLASH_ATTN ? launch_attn_quant(c) : launch_swiglu_quant(c);
+      return c.nodes[0].op == PI_OP_FLASH_ATTN ? launch_attn_quant(c) : launch_swiglu_next(c);
   }
 }
 
@@ -166,10 +171,10 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, con
     for (int j = 0; j < PI_MAX_SRC; ++j) views[k].src[j] = view_of(n.src[j]);
     views[k].dst = view_of(n.dst);
   }
-  if (u.kind != UnitKind::kMatvecGroup) act_cache.valid = false;
-  UnitContext c{&g.nodes[u.first],   views,    u.count,   u.quantize_next,
-                u.quantize_residual, u.spread, s->stream, s->scratch.data(),
-                &act_cache};
+  if (u.kind != UnitKind::kMatvecGroup && u.kind != UnitKind::kGemmPair) act_cache.valid = false;
+  UnitContext c{&g.nodes[u.first],   views,     u.count,           u.quantize_next,
+                u.quantize_residual, u.spread,  u.half_next,       u.half_bf16,
+                s->stream,           s->cublas, s->scratch.data(), &act_cache};
   for (uint32_t k = 0; k < u.count; ++k) {
     c.field[k] = field_of(s, f, u.first + k);
     c.constant_srcs[k] = constant_srcs(g.nodes[u.first + k]);
@@ -184,8 +189,8 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, con
   } else if (e) {
     return std::string(unit_name(u, g.nodes[u.first])) + ": " + e;
   }
-  // A unit that quantized its own output has just made the cache valid.
-  for (uint32_t k = 0; !u.quantize_next && k < u.count; ++k) {
+  // A unit that converted its own output has just made the cache valid.
+  for (uint32_t k = 0; !u.quantize_next && !u.half_next && k < u.count; ++k) {
     if (act_cache.valid && overlaps(views[k].dst, act_cache)) act_cache.valid = false;
   }
   return {};
@@ -194,7 +199,7 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, con
 std::string launch_unit(pi_stream s, const pi_graph& g, const Unit& u, const DecodeFields& f,
                         ActQuantCache& act_cache) {
   const pi_node& first = g.nodes[u.first];
-  const bool single = u.kind == UnitKind::kSingle && !u.quantize_next;
+  const bool single = u.kind == UnitKind::kSingle && !u.quantize_next && !u.half_next;
   const bool timed = s->dev->profile == ProfileMode::kKernels;
   if (timed) s->profiler.begin_node(s->stream, first, single ? nullptr : unit_name(u, first));
   std::string err = single ? launch_node(s, first, field_of(s, f, u.first), act_cache)

@@ -25,6 +25,10 @@ struct NormArgs {
   float eps;
   bool center;     // NORM: subtract the row's mean first
   ActQuantPtrs q;  // q.aq set: out also as 8-bit blocks (rows of a multiple of 32)
+  // Set: out also as F16 (BF16 with half_bf16) values, contiguous [rows][k],
+  // for the prompt GEMM that reads it (norm_rows.hpp).
+  uint16_t* half;
+  bool half_bf16;
   // No kernel writes w's buffer (pi_buffer_s::kernel_written): the split
   // kernel reads it before its PDL wait (pdl.cuh).
   bool w_early;

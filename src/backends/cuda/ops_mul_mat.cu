@@ -50,16 +50,7 @@ __global__ void act_to_16_vec(View a, int64_t b2, int64_t b3, bool bf16, uint16_
   if (i >= k) return;
   for (int64_t c = blockIdx.y; c < a.ne[1]; c += gridDim.y) {
     const float4 v = *reinterpret_cast<const float4*>(row_at(a, c, b2, b3) + 4 * i);
-    uint2 o;
-    if (bf16) {
-      o.x = f32_to_bf16_bits(v.x) | (static_cast<uint32_t>(f32_to_bf16_bits(v.y)) << 16);
-      o.y = f32_to_bf16_bits(v.z) | (static_cast<uint32_t>(f32_to_bf16_bits(v.w)) << 16);
-    } else {
-      const __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
-      o.x = *reinterpret_cast<const uint32_t*>(&lo);
-      o.y = *reinterpret_cast<const uint32_t*>(&hi);
-    }
-    *reinterpret_cast<uint2*>(out + c * k + i) = o;
+    store_half4(out + c * k + i, v, bf16);
   }
 }
 
@@ -127,22 +118,21 @@ const char* cublas_error(cublasStatus_t s) {
   return s == CUBLAS_STATUS_SUCCESS ? nullptr : "cuBLAS GEMM failed";
 }
 
-// The activations of batch (b2, b3) in the GEMM's 16-bit format at the start
-// of scratch, unless the last product left them there (Q, K and V; gate and
-// up read the same activations).
-void convert_act(const LaunchContext& c, int64_t b2, int64_t b3, bool bf16, uint16_t* act16) {
-  const View& va = c.src[1];
+// The activations of batch (b2, b3) in the GEMM's 16-bit format at `act16`
+// (the start of scratch), unless the last product or the unit before left
+// them there (Q, K and V; gate and up read the same activations).
+void convert_act(const View& va, int64_t b2, int64_t b3, bool bf16, uint16_t* act16,
+                 ActQuantCache& cache, cudaStream_t stream) {
   const int64_t k = va.ne[0], m = va.ne[1];
   const ActForm form = bf16 ? ActForm::kBF16 : ActForm::kF16;
   const bool single = va.ne[2] * va.ne[3] == 1;
-  ActQuantCache& cache = *c.act_cache;
   if (single && cache.holds(va.data, k, m, va.nb[1], form)) return;
   if (act16_vec(va)) {
     const unsigned blocks = static_cast<unsigned>((k / 4 + 255) / 256);
     const dim3 grid(blocks, static_cast<unsigned>(m < 65535 ? m : 65535));
-    launch_pdl(act_to_16_vec, grid, 256, 0, c.stream, va, b2, b3, bf16, act16);
+    launch_pdl(act_to_16_vec, grid, 256, 0, stream, va, b2, b3, bf16, act16);
   } else {
-    launch_pdl(act_to_16, grid_for(k * m, 256), 256, 0, c.stream, va, b2, b3, bf16, act16);
+    launch_pdl(act_to_16, grid_for(k * m, 256), 256, 0, stream, va, b2, b3, bf16, act16);
   }
   cache = ActQuantCache{va.data, k, m, va.nb[1], false, single, form};
 }
@@ -175,7 +165,7 @@ const char* launch_gemm(const LaunchContext& c) {
         if (const char* e = cublas_error(st)) return e;
         continue;
       }
-      convert_act(c, b2, b3, bf16, act16);
+      convert_act(va, b2, b3, bf16, act16, *c.act_cache, c.stream);
       const cudaDataType_t wt = bf16 ? CUDA_R_16BF : CUDA_R_16F;
       if (is_plain(w.type)) {
         st = cublasGemmEx(c.cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(big_n),
@@ -212,6 +202,29 @@ const char* launch_mul_mat(const LaunchContext& c) {
 }  // namespace
 
 const OpImpl kOpMulMat{supports_mul_mat, mul_mat_scratch, launch_mul_mat};
+
+const char* launch_gemm_pair(const UnitContext& c) {
+  const View &w0 = c.views[0].src[0], &w1 = c.views[1].src[0], &va = c.views[0].src[1];
+  const View &d0 = c.views[0].dst, &d1 = c.views[1].dst;
+  // One stride from the first weight matrix and output to the second, in
+  // elements (either pair may come first in memory, but in the same order).
+  const bool swap = w1.data < w0.data;
+  const View &wa = swap ? w1 : w0, &wb = swap ? w0 : w1, &da = swap ? d1 : d0, &db = swap ? d0 : d1;
+  const int64_t w_gap = wb.data - wa.data, d_gap = db.data - da.data;
+  if (d_gap <= 0 || w_gap % 2 != 0 || d_gap % 4 != 0) return kLaunchNodes;
+  const bool bf16 = c.nodes[0].src[0].type == kBF16;
+  const int64_t k = w0.ne[0], big_n = w0.ne[1], m = va.ne[1];
+  uint16_t* act16 = reinterpret_cast<uint16_t*>(c.scratch);
+  convert_act(va, 0, 0, bf16, act16, *c.act_cache, c.stream);
+  const cudaDataType_t wt = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const float one = 1.0f, zero = 0.0f;
+  const cublasStatus_t st = cublasGemmStridedBatchedEx(
+      c.cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(big_n), static_cast<int>(m),
+      static_cast<int>(k), &one, wa.data, wt, static_cast<int>(wa.nb[1] / 2), w_gap / 2, act16, wt,
+      static_cast<int>(k), 0, &zero, da.data, CUDA_R_32F, static_cast<int>(da.nb[1] / 4), d_gap / 4,
+      2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  return cublas_error(st);
+}
 
 const char* launch_mul_mat_group(const UnitContext& c) {
   View w[kMaxGroupMats], d[kMaxGroupMats];
