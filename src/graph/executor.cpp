@@ -6,7 +6,31 @@
 namespace polyinfer {
 
 GraphExecutor::GraphExecutor(std::vector<const BackendDevice*> devices)
-    : devices_(std::move(devices)), arenas_(devices_.size()), busy_(devices_.size(), false) {}
+    : devices_(std::move(devices)),
+      arenas_(devices_.size()),
+      host_arenas_(devices_.size()),
+      busy_(devices_.size(), false) {
+  for (const BackendDevice* d : devices_) {
+    if (d->info().kind != PI_DEVICE_CPU) accelerators_.push_back(d);
+  }
+}
+
+const DeviceBuffer& GraphExecutor::arena(int device) const {
+  const DeviceBuffer& host = host_arenas_[device].buffer();
+  return host.handle() ? host : arenas_[device];
+}
+
+void GraphExecutor::grow(size_t d, uint64_t size) {
+  arenas_[d] = DeviceBuffer();  // free first: the old and new arena need not coexist
+  host_arenas_[d] = HostArena();
+  const pi_device_info& info = devices_[d]->info();
+  if (info.kind == PI_DEVICE_CPU && info.host_visible && !accelerators_.empty()) {
+    host_arenas_[d] = HostArena::allocate(*devices_[d], accelerators_, size);
+    if (host_arenas_[d].pinned()) return;
+    host_arenas_[d] = HostArena();  // no accelerator pins host memory: a plain arena
+  }
+  arenas_[d] = DeviceBuffer::allocate(*devices_[d], size);
+}
 
 const BackendDevice& GraphExecutor::device_of(const Graph& graph, TensorId t) const {
   return *devices_[graph.tensor(graph.tensor(t).base).device];
@@ -23,7 +47,7 @@ pi_tensor GraphExecutor::to_abi(const Graph& graph, TensorId t) const {
     out.buffer = owner.buffer;
     out.offset = g.offset;
   } else {
-    out.buffer = arenas_[owner.device].handle();
+    out.buffer = arena(owner.device).handle();
     out.offset = plan_.offset[g.base] + g.offset;
   }
   return out;
@@ -80,14 +104,14 @@ void GraphExecutor::run(const Graph& graph, std::span<const HostInput> inputs) {
 void GraphExecutor::start(const Graph& graph, MemoryPlan plan, std::span<const HostInput> inputs) {
   plan_ = std::move(plan);
   for (size_t d = 0; d < devices_.size(); ++d) {
-    if (arenas_[d].size() < plan_.arena_bytes[d]) {
+    const uint64_t have = arena(static_cast<int>(d)).size();
+    if (have < plan_.arena_bytes[d]) {
       // Decode graphs grow by a few bytes per token (the mask): grow by half again,
       // in whole MiB, so that a GPU does not free and allocate (and a backend does
       // not re-record its graphs) on every token.
       constexpr uint64_t kMiB = 1ull << 20;
-      const uint64_t want = std::max(plan_.arena_bytes[d], arenas_[d].size() * 3 / 2);
-      arenas_[d] = DeviceBuffer();  // free first: the old and new arena need not coexist
-      arenas_[d] = DeviceBuffer::allocate(*devices_[d], (want + kMiB - 1) / kMiB * kMiB);
+      const uint64_t want = std::max(plan_.arena_bytes[d], have * 3 / 2);
+      grow(d, (want + kMiB - 1) / kMiB * kMiB);
     }
   }
   for (const HostInput& in : inputs) {

@@ -1,7 +1,9 @@
 // Runs a scheduled Graph (scheduler.hpp) on its devices: plans one arena per
-// device, writes host inputs where they live, submits each run of consecutive
-// nodes of one device as one graph on its stream, and performs the copy nodes
-// through host memory (the source device is synced first). run() returns when
+// device (a CPU device's beside accelerators in host memory one of them has
+// page-locked: host_arena.hpp), writes host inputs where they live, submits
+// each run of consecutive nodes of one device as one graph on its stream, and
+// performs the copy nodes through host memory (the source device is synced
+// first; a CPU source is written from its arena itself). run() returns when
 // every device is done.
 #pragma once
 #include <cstdint>
@@ -10,6 +12,7 @@
 
 #include "backend/device.hpp"
 #include "graph/graph.hpp"
+#include "graph/host_arena.hpp"
 #include "graph/memory_plan.hpp"
 
 namespace polyinfer {
@@ -35,17 +38,23 @@ class GraphExecutor {
   // Copies a contiguous output of the last run to dst (Graph::nbytes(t) bytes).
   void read(const Graph& graph, TensorId t, void* dst) const;
   // The arena of a device, as large as the largest graph run so far needed.
-  uint64_t arena_bytes(int device) const { return arenas_[device].size(); }
+  uint64_t arena_bytes(int device) const { return arena(device).size(); }
 
  private:
   pi_tensor to_abi(const Graph& graph, TensorId t) const;
   const BackendDevice& device_of(const Graph& graph, TensorId t) const;
   void flush(int device);
+  const DeviceBuffer& arena(int device) const;
+  // Replaces device d's arena by one of `size` bytes: a CPU device's beside
+  // accelerators in page-locked host memory (host_arena.hpp).
+  void grow(size_t d, uint64_t size);
   void copy(const Graph& graph, const GraphNode& n);
 
   std::vector<const BackendDevice*> devices_;
+  std::vector<const BackendDevice*> accelerators_;  // the devices that are not CPUs
   std::vector<DeviceBuffer> arenas_;
-  std::vector<bool> busy_;  // work submitted and not yet synced
+  std::vector<HostArena> host_arenas_;  // a CPU device's arena, where one is pinned
+  std::vector<bool> busy_;              // work submitted and not yet synced
   MemoryPlan plan_;
   std::vector<pi_node> pending_;  // nodes of one device not yet submitted
   int pending_device_ = -1;

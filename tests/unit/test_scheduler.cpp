@@ -3,6 +3,9 @@
 // graph spread over two devices compute exactly what it computes on one.
 // Both "devices" are CPU backend devices (separate arenas, so a missing copy
 // reads memory nobody wrote); the first refuses some ops by a fake supports().
+// The executor's CPU arena beside an accelerator is page-locked by it
+// (graph/host_arena.hpp): a CPU device that reports itself a GPU and records
+// what it wraps stands in for one.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -73,9 +76,53 @@ struct Result {
   std::vector<uint16_t> cache;
 };
 
-// Runs the net on two CPU devices as scheduled; weights and cache in host memory
-// (the CPU backend's buffers are host pointers).
-Result run_net(const std::set<pi_op>& refused, double min_flops_per_byte, ScheduledGraph* seen) {
+// The stand-in accelerator: the CPU backend, reporting a GPU, recording the
+// host memory it wraps and each wrap's release.
+struct Pins {
+  std::vector<std::pair<void*, uint64_t>> wrapped;
+  int released = 0;
+};
+Pins g_pins;
+
+pi_status pinning_info(int index, pi_device_info* out) {
+  const pi_status st = polyinfer_cpu_backend_entry()->device_info(index, out);
+  out->kind = PI_DEVICE_GPU;
+  out->host_visible = 0;
+  return st;
+}
+
+pi_status pinning_wrap(pi_device, void* ptr, uint64_t size, pi_buffer* out) {
+  g_pins.wrapped.emplace_back(ptr, size);
+  *out = static_cast<pi_buffer>(ptr);
+  return PI_OK;
+}
+
+void pinning_free(pi_buffer buf) {
+  for (const auto& [ptr, size] : g_pins.wrapped) {
+    if (static_cast<void*>(buf) == ptr) {
+      ++g_pins.released;
+      return;
+    }
+  }
+  polyinfer_cpu_backend_entry()->buffer_free(buf);
+}
+
+const pi_backend_vtable& pinning_backend() {
+  static const pi_backend_vtable vt = [] {
+    pi_backend_vtable v = *polyinfer_cpu_backend_entry();
+    v.device_info = pinning_info;
+    v.buffer_wrap_host = pinning_wrap;
+    v.buffer_free = pinning_free;
+    return v;
+  }();
+  return vt;
+}
+
+// Runs the net on two devices as scheduled (the accelerator from `acc`, the CPU
+// backend by default); weights and cache in host memory (the CPU backend's
+// buffers are host pointers).
+Result run_net(const std::set<pi_op>& refused, double min_flops_per_byte, ScheduledGraph* seen,
+               const pi_backend_vtable* acc = nullptr) {
   const int64_t k = 64, n = 48, m = 3;
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -86,7 +133,7 @@ Result run_net(const std::set<pi_op>& refused, double min_flops_per_byte, Schedu
            std::vector<uint16_t>(static_cast<size_t>(k * m), 0x7e00)};  // poisoned
   Net net = build_net(store, r.cache, k, n, m);
   const pi_backend_vtable& cpu = *polyinfer_cpu_backend_entry();
-  BackendDevice a(cpu, 0, "threads=2"), b(cpu, 0, "threads=1");
+  BackendDevice a(acc ? *acc : cpu, 0, "threads=2"), b(cpu, 0, "threads=1");
   ScheduledGraph sg = schedule(net.g, devices(refused), options(min_flops_per_byte));
   GraphExecutor exec({&a, &b});
   const HostInput in[] = {{net.x, x.data()}};
@@ -138,6 +185,23 @@ TEST(Scheduler, CostRuleKeepsTinyWorkOnTheCpu) {
   // Threshold 0: every node the accelerator supports goes there.
   run_net({PI_OP_MUL_MAT}, 0.0, &s);
   EXPECT_LT(nodes_on(s, kCpu, NodeKind::kOp), cpu_ops_with_rule);
+}
+
+// SILU refused: the CPU runs it in its arena, which the accelerator page-locks
+// (once: the arena is sized by the first graph) and releases with the
+// executor; the results are those of the plain arena.
+TEST(Scheduler, AnAcceleratorPinsTheCpuArena) {
+  const Result want = run_net({PI_OP_SILU}, 0.0, nullptr);
+  EXPECT_TRUE(g_pins.wrapped.empty());  // two CPU devices: nothing pinned
+  ScheduledGraph s;
+  const Result got = run_net({PI_OP_SILU}, 0.0, &s, &pinning_backend());
+  EXPECT_EQ(got.out, want.out);
+  EXPECT_EQ(got.cache, want.cache);
+  EXPECT_GT(nodes_on(s, kCpu, NodeKind::kOp), 0);
+  ASSERT_EQ(g_pins.wrapped.size(), 1u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(g_pins.wrapped[0].first) % 4096, 0u);
+  EXPECT_GT(g_pins.wrapped[0].second, 0u);
+  EXPECT_EQ(g_pins.released, 1);
 }
 
 TEST(Scheduler, IntensityComesFromTheEnvironment) {

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <string>
+#include <vector>
 
 #include "backends/cuda/graph_cache.hpp"
 #include "backends/cuda/profiler.hpp"
@@ -33,6 +34,10 @@ struct pi_buffer_s {
   // kernel writes (model weights, uploaded with buffer_write) may be read
   // before a kernel's wait.
   bool kernel_written = false;
+  // Wraps page-locked host memory (buffer_wrap_host; ptr is its device
+  // mapping, host_ptr the caller's address): freed by unregistering it.
+  bool host = false;
+  void* host_ptr = nullptr;
 };
 
 struct pi_stream_s {
@@ -52,4 +57,7 @@ struct pi_stream_s {
   // wait (decode_fields.hpp).
   bool idle = true;
   polyinfer::cuda::Profiler profiler;
+  // Recorded after a write from page-locked host memory, which waits for it.
+  cudaEvent_t written = nullptr;
+  std::vector<uint8_t> small_write;  // a short write's pageable copy of its source
 };

@@ -1,0 +1,42 @@
+// A CPU device's arena in host memory that an accelerator has page-locked
+// (buffer_wrap_host on the accelerator), so that the copies from it to that
+// accelerator (a prompt's embeddings, going to the first GPU layer) run by
+// DMA instead of through the driver's staging of pageable memory: as
+// llama.cpp allocates its CPU compute buffers from a GPU backend's host
+// buffer type.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <span>
+
+#include "backend/device.hpp"
+
+namespace polyinfer {
+
+class HostArena {
+ public:
+  HostArena() = default;
+  // `size` bytes of page-aligned host memory wrapped for `cpu`, page-locked by
+  // the first of `accelerators` that wraps host memory (none may: the arena is
+  // then plain host memory). Empty (buffer().handle() == nullptr) when `cpu`
+  // does not wrap host memory.
+  static HostArena allocate(const BackendDevice& cpu,
+                            std::span<const BackendDevice* const> accelerators, uint64_t size);
+
+  // The CPU device's buffer over the memory.
+  const DeviceBuffer& buffer() const { return cpu_; }
+  // Whether an accelerator has page-locked it.
+  bool pinned() const { return pin_.handle() != nullptr; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  // Declared first, destroyed last: the wrappers below are released before it.
+  std::unique_ptr<void, Free> memory_;
+  DeviceBuffer pin_, cpu_;
+};
+
+}  // namespace polyinfer
