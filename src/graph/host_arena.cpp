@@ -1,6 +1,19 @@
 #include "graph/host_arena.hpp"
 
+#include <utility>
+
 namespace polyinfer {
+
+HostArena& HostArena::operator=(HostArena&& o) noexcept {
+  if (this != &o) {
+    cpu_ = DeviceBuffer();
+    pin_ = DeviceBuffer();
+    memory_ = std::move(o.memory_);
+    pin_ = std::move(o.pin_);
+    cpu_ = std::move(o.cpu_);
+  }
+  return *this;
+}
 
 HostArena HostArena::allocate(const BackendDevice& cpu,
                               std::span<const BackendDevice* const> accelerators, uint64_t size) {

@@ -18,6 +18,13 @@ namespace polyinfer {
 class HostArena {
  public:
   HostArena() = default;
+  HostArena(HostArena&&) noexcept = default;
+  // Releases the wrappers before the memory under them (a member-wise move
+  // would free the memory first, while it is still page-locked and wrapped).
+  HostArena& operator=(HostArena&& o) noexcept;
+  HostArena(const HostArena&) = delete;
+  HostArena& operator=(const HostArena&) = delete;
+  ~HostArena() = default;  // members in reverse: cpu_, pin_, then memory_
   // `size` bytes of page-aligned host memory wrapped for `cpu`, page-locked by
   // the first of `accelerators` that wraps host memory (none may: the arena is
   // then plain host memory). Empty (buffer().handle() == nullptr) when `cpu`

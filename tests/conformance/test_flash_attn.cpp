@@ -165,6 +165,11 @@ const AttnShape kShapes[] = {
     // Decode at the short/long boundary (256 positions) and with D = 256 over several passes.
     {"decode_head128_gqa4_256", 128, 8, 2, 1, 256, Mask::kCausal},
     {"decode_head256_gqa2", 256, 4, 2, 1, 200, Mask::kCausal},
+    // Prefill with n_kv % 4 == 0 (mask rows CUDA reads in 16-byte pieces), tiles of
+    // 64 x 64 that every token sees whole (no mask to add) beside partly masked ones.
+    {"prefill_head128_gqa4_aligned", 128, 8, 2, 80, 128, Mask::kCausal},
+    {"prefill_head64_from_empty_192", 64, 4, 2, 192, 192, Mask::kCausal},
+    {"prefill_masked_row_aligned", 64, 4, 2, 70, 128, Mask::kCausalOneRowHidden},
 };
 
 std::vector<AttnCase> all_cases() {

@@ -2,12 +2,14 @@
 // products take a backend's GEMM path, not its matrix-vector one): ADD,
 // RMS_NORM, MUL, the Q and K products, ROPE of both (one position per token),
 // the roped K and the plain K (standing in for V) into F16 caches, the
-// residual ADD, RMS_NORM, MUL, the gate and up products, SWIGLU and the
-// down product. A backend that fuses them runs its prompt units here (CUDA:
-// the norm and SWIGLU also write the 16-bit activations of the product after
-// them, ROPE Q and K as one launch, the two cache writes as one:
-// tests/unit/test_cuda_fusion.cpp checks the plan). Row lengths 256, 2,048, 2,560 and 4,224 reach
-// each of the CUDA row norm's register layouts (1, 2, 4 and 8 pieces of four values per thread, the
+// residual ADD, RMS_NORM, MUL, the gate and up products (their weights in one
+// buffer, gate's first or up's), SWIGLU and the down product. A backend that
+// fuses them runs its prompt units here (CUDA: the norm and SWIGLU also write
+// the 16-bit activations of the product after them, ROPE Q and K as one
+// launch, the two cache writes as one, gate and up as one batched GEMM with
+// either first: tests/unit/test_cuda_fusion.cpp checks the plan). Row lengths
+// 256, 2,048, 2,560 and 4,224 reach each of the CUDA row norm's register
+// layouts (1, 2, 4 and 8 pieces of four values per thread, the
 // last two partly past the row). Every node's output is compared
 //   * with the same backend opened with `fusion=0`: the norm sums its squares
 //     in another order, so an activation may round to the other neighbouring
@@ -61,6 +63,7 @@ struct Case {
   int64_t embd;  // E: Q's rows; K has E/2
   int64_t ff;    // the feed-forward's rows
   int64_t tokens;
+  bool up_first = false;  // up's weights (and output) before gate's
 
   int64_t slot() const { return std::max(embd, ff) * tokens; }  // floats per arena slot
   int64_t rows(int s) const {
@@ -86,6 +89,7 @@ std::string case_name(const Case& c) {
   name += std::to_string(c.embd);
   name += "_t";
   name += std::to_string(c.tokens);
+  if (c.up_first) name += "_up_first";
   return name;
 }
 
@@ -132,8 +136,18 @@ class Runner {
       return bind(h, bufs.back());
     };
     const pi_tensor x = up(in.x), res = up(in.res), pos = up(in.pos), wn = up(in.wn),
-                    wn2 = up(in.wn2), wq = up(in.wq), wk = up(in.wk), wg = up(in.wg),
-                    wu = up(in.wu), wd = up(in.wd);
+                    wn2 = up(in.wn2), wq = up(in.wq), wk = up(in.wk), wd = up(in.wd);
+    // Gate and up in one buffer, as a model's weights lie (a backend may run
+    // them as one batched product, the second a fixed stride after the first).
+    const HostTensor& first = c_.up_first ? in.wu : in.wg;
+    const HostTensor& second = c_.up_first ? in.wg : in.wu;
+    const uint64_t at_second = (first.bytes.size() + 255) / 256 * 256;
+    bufs.push_back(DeviceBuffer::allocate(dev_, at_second + second.bytes.size()));
+    bufs.back().write(0, first.bytes.data(), first.bytes.size());
+    bufs.back().write(at_second, second.bytes.data(), second.bytes.size());
+    pi_tensor w1 = bind(first, bufs.back()), w2 = bind(second, bufs.back());
+    w2.offset += at_second;
+    const pi_tensor wg = c_.up_first ? w2 : w1, wu = c_.up_first ? w1 : w2;
     const uint64_t slot_bytes = 4 * static_cast<uint64_t>(c_.slot());
     DeviceBuffer arena = DeviceBuffer::allocate(dev_, kArenaSlots * slot_bytes);
     arena_ = arena.handle();
@@ -153,10 +167,11 @@ class Runner {
     g.push_back(node(PI_OP_CPY, {at(kRk, {kD, e / 2 / kD, t})}, kc));
     g.push_back(node(PI_OP_CPY, {at(kK, {kD, e / 2 / kD, t})}, vc));
     add_norm_mul(g, at(kRq, {e, t}), at(kSum, {e, t}), kSum2, kNorm2, kXn2, wn2);
-    g.push_back(node(PI_OP_MUL_MAT, {wg, at(kXn2, {e, t})}, at(kGate, {c_.ff, t})));
-    g.push_back(node(PI_OP_MUL_MAT, {wu, at(kXn2, {e, t})}, at(kUp, {c_.ff, t})));
-    g.push_back(
-        node(PI_OP_SWIGLU, {at(kGate, {c_.ff, t}), at(kUp, {c_.ff, t})}, at(kSw, {c_.ff, t})));
+    // With up first in memory, its output is first in the arena too.
+    const int sg = c_.up_first ? kUp : kGate, su = c_.up_first ? kGate : kUp;
+    g.push_back(node(PI_OP_MUL_MAT, {wg, at(kXn2, {e, t})}, at(sg, {c_.ff, t})));
+    g.push_back(node(PI_OP_MUL_MAT, {wu, at(kXn2, {e, t})}, at(su, {c_.ff, t})));
+    g.push_back(node(PI_OP_SWIGLU, {at(sg, {c_.ff, t}), at(su, {c_.ff, t})}, at(kSw, {c_.ff, t})));
     g.push_back(node(PI_OP_MUL_MAT, {wd, at(kSw, {c_.ff, t})}, at(kY, {e, t})));
     for (const pi_node& n : g) {
       if (!dev_.supports(n)) return {};
@@ -201,11 +216,12 @@ class Runner {
 // tolerance up to the first products, `later`: after them.
 void compare(const std::vector<float>& got, const std::vector<float>& want, const Case& c,
              double first, double later, const std::string& vs) {
-  const char* names[kSlots] = {
-      "ADD",          "RMS_NORM",   "MUL",       "MUL_MAT Q",      "MUL_MAT K",
-      "ROPE Q",       "ROPE K",     "ADD (ffn)", "RMS_NORM (ffn)", "MUL (ffn)",
-      "MUL_MAT gate", "MUL_MAT up", "SWIGLU",    "MUL_MAT down",   "CPY K",
-      "CPY V"};
+  const char* names[kSlots] = {"ADD",       "RMS_NORM",        "MUL",
+                               "MUL_MAT Q", "MUL_MAT K",       "ROPE Q",
+                               "ROPE K",    "ADD (ffn)",       "RMS_NORM (ffn)",
+                               "MUL (ffn)", "MUL_MAT gate/up", "MUL_MAT up/gate",
+                               "SWIGLU",    "MUL_MAT down",    "CPY K",
+                               "CPY V"};
   for (int s = 0; s < kSlots; ++s) {
     const int64_t n = c.rows(s) * c.tokens;
     const float* g = got.data() + s * c.slot();
@@ -234,16 +250,19 @@ TEST_P(PromptGraph, FusedMatchesUnfusedAndCpu) {
   if (fused.empty()) GTEST_SKIP() << dev.name() << " does not support a node of this graph";
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
-  compare(fused, Runner(unfused, c).run(in), c, 1e-5, 1e-3, "fusion=0");
-  compare(fused, Runner(cpu, c).run(in), c, 5e-2, 5e-2, "cpu");
+  const std::vector<float> plain = Runner(unfused, c).run(in), ref = Runner(cpu, c).run(in);
+  ASSERT_FALSE(plain.empty()) << dev.name() << " with fusion=0 does not support a node";
+  ASSERT_FALSE(ref.empty()) << "the CPU backend does not support a node";
+  compare(fused, plain, c, 1e-5, 1e-3, "fusion=0");
+  compare(fused, ref, c, 5e-2, 5e-2, "cpu");
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Layers, PromptGraph,
-    ::testing::Values(Case{GgmlType::F16, 256, 512, 24}, Case{GgmlType::BF16, 256, 512, 24},
-                      Case{GgmlType::Q4_0, 256, 512, 40}, Case{GgmlType::Q4_K, 256, 768, 17},
-                      Case{GgmlType::F16, 2048, 1024, 12}, Case{GgmlType::F16, 2560, 512, 10},
-                      Case{GgmlType::F16, 4224, 512, 9}),
+    ::testing::Values(Case{GgmlType::F16, 256, 512, 24}, Case{GgmlType::F16, 256, 512, 24, true},
+                      Case{GgmlType::BF16, 256, 512, 24}, Case{GgmlType::Q4_0, 256, 512, 40},
+                      Case{GgmlType::Q4_K, 256, 768, 17}, Case{GgmlType::F16, 2048, 1024, 12},
+                      Case{GgmlType::F16, 2560, 512, 10}, Case{GgmlType::F16, 4224, 512, 9}),
     [](const auto& info) { return case_name(info.param); });
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <set>
 #include <vector>
@@ -118,12 +119,22 @@ const pi_backend_vtable& pinning_backend() {
   return vt;
 }
 
-// Runs the net on two devices as scheduled (the accelerator from `acc`, the CPU
-// backend by default); weights and cache in host memory (the CPU backend's
-// buffers are host pointers).
-Result run_net(const std::set<pi_op>& refused, double min_flops_per_byte, ScheduledGraph* seen,
-               const pi_backend_vtable* acc = nullptr) {
-  const int64_t k = 64, n = 48, m = 3;
+// The accelerator (from `acc`, the CPU backend by default) and the CPU, and an
+// executor over both that keeps its arenas between runs.
+struct Rig {
+  explicit Rig(const pi_backend_vtable* acc = nullptr)
+      : a(acc ? *acc : *polyinfer_cpu_backend_entry(), 0, "threads=2"),
+        b(*polyinfer_cpu_backend_entry(), 0, "threads=1"),
+        exec({&a, &b}) {}
+  BackendDevice a, b;
+  GraphExecutor exec;
+};
+
+// Runs the net over m tokens on the rig as scheduled; weights and cache in host
+// memory (the CPU backend's buffers are host pointers).
+Result run_on(Rig& rig, const std::set<pi_op>& refused, double min_flops_per_byte,
+              ScheduledGraph* seen, int64_t m = 3) {
+  const int64_t k = 64, n = 48;
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> store(static_cast<size_t>(k + k * n)), x(static_cast<size_t>(k * m));
@@ -132,15 +143,18 @@ Result run_net(const std::set<pi_op>& refused, double min_flops_per_byte, Schedu
   Result r{std::vector<float>(static_cast<size_t>(n * m), NAN),
            std::vector<uint16_t>(static_cast<size_t>(k * m), 0x7e00)};  // poisoned
   Net net = build_net(store, r.cache, k, n, m);
-  const pi_backend_vtable& cpu = *polyinfer_cpu_backend_entry();
-  BackendDevice a(acc ? *acc : cpu, 0, "threads=2"), b(cpu, 0, "threads=1");
   ScheduledGraph sg = schedule(net.g, devices(refused), options(min_flops_per_byte));
-  GraphExecutor exec({&a, &b});
   const HostInput in[] = {{net.x, x.data()}};
-  exec.run(sg.graph, in);
-  exec.read(sg.graph, net.out, r.out.data());
+  rig.exec.run(sg.graph, in);
+  rig.exec.read(sg.graph, net.out, r.out.data());
   if (seen) *seen = std::move(sg);
   return r;
+}
+
+Result run_net(const std::set<pi_op>& refused, double min_flops_per_byte, ScheduledGraph* seen,
+               const pi_backend_vtable* acc = nullptr) {
+  Rig rig(acc);
+  return run_on(rig, refused, min_flops_per_byte, seen);
 }
 
 int nodes_on(const ScheduledGraph& s, int device, NodeKind kind) {
@@ -187,21 +201,31 @@ TEST(Scheduler, CostRuleKeepsTinyWorkOnTheCpu) {
   EXPECT_LT(nodes_on(s, kCpu, NodeKind::kOp), cpu_ops_with_rule);
 }
 
-// SILU refused: the CPU runs it in its arena, which the accelerator page-locks
-// (once: the arena is sized by the first graph) and releases with the
-// executor; the results are those of the plain arena.
+// SILU refused: the CPU runs it in its arena, which the accelerator page-locks;
+// a larger graph grows the arena (the old one's pin released before its memory
+// is freed: HostArena's move), and the executor's end releases the last pin.
+// The results are those of two plain CPU devices.
 TEST(Scheduler, AnAcceleratorPinsTheCpuArena) {
-  const Result want = run_net({PI_OP_SILU}, 0.0, nullptr);
-  EXPECT_TRUE(g_pins.wrapped.empty());  // two CPU devices: nothing pinned
-  ScheduledGraph s;
-  const Result got = run_net({PI_OP_SILU}, 0.0, &s, &pinning_backend());
-  EXPECT_EQ(got.out, want.out);
-  EXPECT_EQ(got.cache, want.cache);
-  EXPECT_GT(nodes_on(s, kCpu, NodeKind::kOp), 0);
-  ASSERT_EQ(g_pins.wrapped.size(), 1u);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(g_pins.wrapped[0].first) % 4096, 0u);
-  EXPECT_GT(g_pins.wrapped[0].second, 0u);
+  g_pins = Pins{};
+  Rig plain;
+  std::optional<Rig> pinning(std::in_place, &pinning_backend());
+  for (const int64_t m : {3, 4000}) {  // 4,000: past the first arena's whole MiB
+    ScheduledGraph s;
+    const Result want = run_on(plain, {PI_OP_SILU}, 0.0, nullptr, m);
+    const Result got = run_on(*pinning, {PI_OP_SILU}, 0.0, &s, m);
+    EXPECT_EQ(got.out, want.out) << m << " tokens";
+    EXPECT_EQ(got.cache, want.cache) << m << " tokens";
+    EXPECT_GT(nodes_on(s, kCpu, NodeKind::kOp), 0);
+  }
+  ASSERT_EQ(g_pins.wrapped.size(), 2u);  // sized by the first graph, then grown
   EXPECT_EQ(g_pins.released, 1);
+  for (const auto& [ptr, size] : g_pins.wrapped) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(ptr) % 4096, 0u);
+    EXPECT_GT(size, 0u);
+  }
+  EXPECT_GT(g_pins.wrapped[1].second, g_pins.wrapped[0].second);
+  pinning.reset();
+  EXPECT_EQ(g_pins.released, 2);
 }
 
 TEST(Scheduler, IntensityComesFromTheEnvironment) {

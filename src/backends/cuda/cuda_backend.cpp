@@ -118,12 +118,10 @@ pi_status buffer_wrap_host(pi_device dev, void* ptr, uint64_t size, pi_buffer* o
 
 void buffer_free(pi_buffer buf) {
   if (buf == nullptr) return;
-  if (buf->host) {
-    remove_host_pin(buf->host_ptr);
-    cudaHostUnregister(buf->host_ptr);
-  } else {
-    cudaFree(buf->ptr);
-  }
+  const cudaError_t e = buf->host ? cudaHostUnregister(buf->host_ptr) : cudaFree(buf->ptr);
+  if (buf->host) remove_host_pin(buf->host_ptr);
+  // Nothing to report it to: clear it, or the next launch check would blame a kernel.
+  if (e != cudaSuccess) cudaGetLastError();
   delete buf;
 }
 
@@ -158,8 +156,9 @@ pi_status buffer_write(pi_stream s, pi_buffer buf, uint64_t offset, const void* 
     return cuda_fail(s->dev, "cudaMemcpyAsync to device", e);
   }
   if (!pinned || size < kPinnedDmaMin) return PI_OK;
-  // The DMA reads src after this returns: wait for it (and so for the
-  // stream's earlier work).
+  // The DMA reads src after this returns: wait for it, and so for the
+  // stream's earlier work, as a pageable write waits for it too (CUDA's
+  // cudaMemcpyAsync synchronizes the stream before a pageable copy).
   if (cudaError_t e = cudaEventRecord(s->written, s->stream); e != cudaSuccess)
     return cuda_fail(s->dev, "cudaEventRecord", e);
   if (cudaError_t e = cudaEventSynchronize(s->written); e != cudaSuccess)

@@ -86,7 +86,7 @@ GraphKeys graph_keys(const pi_graph& g, const std::vector<Unit>& units, const De
     k.full.push_back(u.count);
     k.full.push_back(static_cast<uint64_t>(u.kind));
     k.full.push_back((u.quantize_next ? 1u : 0u) | (u.quantize_residual ? 2u : 0u) |
-                     (u.spread ? 4u : 0u));
+                     (u.spread ? 4u : 0u) | (u.half_next ? 8u : 0u) | (u.half_bf16 ? 16u : 0u));
   }
   return k;
 }
