@@ -75,16 +75,13 @@ __global__ __launch_bounds__(kThreads) void norm_rows_kernel(NormArgs p) {
   }
 }
 
-bool aligned16(const View& v) {
-  return v.data == nullptr || rows_aligned16(v);
-}
-
 }  // namespace
 
 bool norm_rows_fits(const NormArgs& p, int64_t k) {
   return !p.center && p.q.aq == nullptr && k % 4 == 0 && k <= 4 * kMaxPieces * kThreads &&
-         aligned16(p.a) && aligned16(p.b) && aligned16(p.sum) && aligned16(p.norm) &&
-         aligned16(p.out) && (p.out.data == nullptr || aligned16(p.w));
+         absent_or_aligned16(p.a) && absent_or_aligned16(p.b) && absent_or_aligned16(p.sum) &&
+         absent_or_aligned16(p.norm) && absent_or_aligned16(p.out) &&
+         (p.out.data == nullptr || absent_or_aligned16(p.w));
 }
 
 void launch_norm_rows(const NormArgs& p, int64_t rows, cudaStream_t stream) {

@@ -14,8 +14,10 @@
 
 namespace polyinfer::cuda {
 
-// Whether p's rows of k values take the row kernel: RMS_NORM (no centring),
-// no 8-bit copy, k a multiple of 4 up to 8,192, every row 16-byte aligned.
+// Whether p's F32 rows of k values take the row kernel: RMS_NORM (no
+// centring), no 8-bit copy, k a multiple of 4 up to 8,192, every row 16-byte
+// aligned. launch_norm_rows writes p's outputs for `rows` rows (a block each)
+// and, with p.half set, the F16/BF16 copy of p.out as [rows][k].
 bool norm_rows_fits(const NormArgs& p, int64_t k);
 void launch_norm_rows(const NormArgs& p, int64_t rows, cudaStream_t stream);
 

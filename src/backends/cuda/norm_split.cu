@@ -91,10 +91,6 @@ __global__ __launch_bounds__(kThreads) void norm_split_kernel(NormArgs p, bool v
   if (p.q.aq && mine) quantize_block32(ov, (r * k + i) / 32, p.q);
 }
 
-bool aligned16(const View& v) {
-  return v.data == nullptr || rows_aligned16(v);
-}
-
 // Two views of the same elements at the same addresses.
 bool same_elements(const View& a, const View& b) {
   if (a.data != b.data) return false;
@@ -126,7 +122,7 @@ bool norm_split_fits(const NormArgs& p, int64_t rows) {
 
 void launch_norm_split(const NormArgs& p, int64_t rows, cudaStream_t stream) {
   const int64_t k = p.a.ne[0];
-  const bool vec = k % 4 == 0 && aligned16(p.a) && aligned16(p.b);
+  const bool vec = k % 4 == 0 && absent_or_aligned16(p.a) && absent_or_aligned16(p.b);
   const dim3 grid(static_cast<unsigned>((k + kThreads - 1) / kThreads),
                   static_cast<unsigned>(rows));
   launch_pdl(norm_split_kernel, grid, kThreads, 0, stream, p, vec);

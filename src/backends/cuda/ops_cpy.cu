@@ -94,15 +94,10 @@ __global__ void cpy_half4_kernel(View s0, View d0, View s1, View d1, bool bf16) 
     cpy_piece(s1, d1, k1, t - n0, bf16);
 }
 
-bool aligned(const View& v, uint64_t a) {
-  return reinterpret_cast<uintptr_t>(v.data) % a == 0 && v.nb[1] % a == 0 && v.nb[2] % a == 0 &&
-         v.nb[3] % a == 0;
-}
-
 // Whether a CPY takes the four-value kernel.
 bool half4_copy(const View& s, uint32_t st, const View& d, uint32_t dt) {
-  return st == kF32 && (dt == kF16 || dt == kBF16) && s.ne[0] % 4 == 0 && aligned(s, 16) &&
-         aligned(d, 8);
+  return st == kF32 && (dt == kF16 || dt == kBF16) && s.ne[0] % 4 == 0 && rows_aligned(s, 16) &&
+         rows_aligned(d, 8);
 }
 
 void launch_half4(const View& s0, const View& d0, const View& s1, const View& d1, uint32_t dt,

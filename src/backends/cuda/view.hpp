@@ -13,11 +13,20 @@ struct View {
   int64_t nb[4];
 };
 
-// Every row of the view starts 16-byte aligned (its address and nb[1..3]),
-// so that kernels may read and write it in 16-byte pieces.
+// Every row of the view starts `bytes`-aligned (its address and nb[1..3]),
+// so that kernels may read and write it in pieces of that size.
+inline bool rows_aligned(const View& v, uint64_t bytes) {
+  return reinterpret_cast<uintptr_t>(v.data) % bytes == 0 && v.nb[1] % bytes == 0 &&
+         v.nb[2] % bytes == 0 && v.nb[3] % bytes == 0;
+}
+
 inline bool rows_aligned16(const View& v) {
-  return reinterpret_cast<uintptr_t>(v.data) % 16 == 0 && v.nb[1] % 16 == 0 && v.nb[2] % 16 == 0 &&
-         v.nb[3] % 16 == 0;
+  return rows_aligned(v, 16);
+}
+
+// An absent optional view (data == nullptr), or rows_aligned16.
+inline bool absent_or_aligned16(const View& v) {
+  return v.data == nullptr || rows_aligned16(v);
 }
 
 // Whether two views may share bytes (bounds from the strides; the last
