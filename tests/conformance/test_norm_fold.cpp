@@ -6,16 +6,22 @@
 // 6,176 and 14,368 values (the CUDA kernel then holds them over 256 threads),
 // and Q/K/V rows past 8,192 in all (4 rows per block): CUDA folds the ADD
 // into the first product's kernel and the norm into the next products'
-// (fusion.hpp's kMatvecAdd and kNormMatvec) when the weights are F16; every
-// length is a multiple of 32, as its matrix-vector path needs
-// (tests/unit/test_cuda_fusion.cpp checks that these graphs fold). Every
-// node's output is compared
+// (fusion.hpp's kMatvecAdd and kNormMatvec) when the weights are F16; with
+// Q4_0, Q4_K or Q6_K weights over 4,096-8,192 values, the ADD, RMS_NORM and
+// MUL into the first product's kernel, which quantizes sum · w for the next
+// products (kMatvecNormQ), whose rows are a down projection's 14,336 values
+// or as long as the others; every length is a multiple of 32 (256 for
+// K-quants), as its matrix-vector path needs (tests/unit/test_cuda_fusion.cpp
+// checks that these graphs fold). Every node's output is compared
 //   * with the same backend opened with `fusion=0`: the folded kernels
 //     multiply by the norm's weight before its scale and sum the squares in
 //     another order, a few float32 roundings: 1e-4 of the tensor's largest
-//     magnitude;
+//     magnitude; quantized products' 8-bit activations are blocks of sum · w
+//     there, of norm · w unfused, where a rounding may land a value on the
+//     other side of a code (1/127 of its block's largest): 1e-2 for them;
 //   * with the CPU backend, whose F16 products round the activations to F16:
-//     1e-2 of the largest magnitude.
+//     1e-2 of the largest magnitude (5e-2 for quantized products, whose
+//     activations the CPU quantizes its own way).
 // The Q, K and V row counts are odd, so that a block's rows straddle two
 // matrices and the last block is partly past the end.
 #include <algorithm>
@@ -41,16 +47,18 @@ struct Fold {
 };
 
 struct Lengths {
-  int64_t k;          // the norm's vector, the rows of Q, K and V
-  int64_t k1;         // the first product's rows
-  bool many = false;  // Q, K and V of 4,099, 2,053 and 2,051 rows, not 37, 19 and 21
+  int64_t k;                      // the norm's vector, the rows of Q, K and V
+  int64_t k1;                     // the first product's rows
+  bool many = false;              // Q, K and V of 4,099, 2,053 and 2,051 rows, not 37, 19 and 21
+  GgmlType type = GgmlType::F16;  // every product's weights
 
   int64_t rows(int m) const {
     static constexpr int64_t kFew[3] = {37, 19, 21}, kMany[3] = {4099, 2053, 2051};
     return many ? kMany[m] : kFew[m];
   }
-  // Values per arena slot: the longest output.
-  int64_t slot() const { return std::max(k, rows(0)); }
+  // Values per arena slot: the longest output, rounded up to 16 bytes (the
+  // folds take 16-byte aligned vectors only).
+  int64_t slot() const { return (std::max(k, rows(0)) + 3) / 4 * 4; }
 };
 
 // Writes the inputs, poisons the arena, submits the seven nodes and reads
@@ -92,9 +100,10 @@ std::vector<float> run(const BackendDevice& dev, const Fold& in, const Lengths& 
   return out;
 }
 
-// got within rel · max|want| of want, slot by slot (NaN fails).
+// got within rel · max|want| of want, slot by slot (NaN fails); the
+// products after the norm within rel_next.
 void compare(const std::vector<float>& got, const std::vector<float>& want, const Lengths& l,
-             double rel, const std::string& vs) {
+             double rel, double rel_next, const std::string& vs) {
   const char* names[kSlots] = {"MUL_MAT",   "ADD",       "RMS_NORM", "MUL",
                                "MUL_MAT Q", "MUL_MAT K", "MUL_MAT V"};
   for (int s = 0; s < kSlots; ++s) {
@@ -105,7 +114,8 @@ void compare(const std::vector<float>& got, const std::vector<float>& want, cons
     for (int64_t i = 0; i < n; ++i) peak = std::max(peak, std::fabs(double{w[i]}));
     int64_t bad = 0;
     for (int64_t i = 0; i < n; ++i) {
-      if (!(std::fabs(double{g[i]} - w[i]) <= rel * peak) && bad++ < 3)
+      const double tol = (s >= kQ ? rel_next : rel) * peak;
+      if (!(std::fabs(double{g[i]} - w[i]) <= tol) && bad++ < 3)
         ADD_FAILURE() << vs << ": " << names[s] << "[" << i << "] " << g[i] << ", want " << w[i];
     }
     EXPECT_EQ(bad, 0) << vs << ": " << names[s];
@@ -124,6 +134,10 @@ std::string fold_name(const Lengths& l) {
     name += std::to_string(l.k1);
   }
   if (l.many) name += "_many_rows";
+  if (l.type != GgmlType::F16) {
+    name += "_";
+    name += type_name(l.type);
+  }
   return name;
 }
 
@@ -140,10 +154,9 @@ TEST_P(NormFold, MatchesUnfusedAndCpu) {
   Fold in{contiguous(GgmlType::F32, {k1, 1, 1, 1}),
           contiguous(GgmlType::F32, {k, 1, 1, 1}),
           contiguous(GgmlType::F32, {k, 1, 1, 1}),
-          contiguous(GgmlType::F16, {k1, k, 1, 1}),
-          {contiguous(GgmlType::F16, {k, l.rows(0), 1, 1}),
-           contiguous(GgmlType::F16, {k, l.rows(1), 1, 1}),
-           contiguous(GgmlType::F16, {k, l.rows(2), 1, 1})}};
+          contiguous(l.type, {k1, k, 1, 1}),
+          {contiguous(l.type, {k, l.rows(0), 1, 1}), contiguous(l.type, {k, l.rows(1), 1, 1}),
+           contiguous(l.type, {k, l.rows(2), 1, 1})}};
   for (HostTensor* t : {&in.a, &in.res, &in.nw}) fill_normal(*t, rng);
   fill_normal(in.w1, rng, 1.0 / std::sqrt(static_cast<double>(k1)));
   const double sigma = 1.0 / std::sqrt(static_cast<double>(k));
@@ -153,14 +166,21 @@ TEST_P(NormFold, MatchesUnfusedAndCpu) {
   if (fused.empty()) GTEST_SKIP() << dev.name() << " does not support a node of this graph";
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
-  compare(fused, run(unfused, in, l), l, 1e-4, "fusion=0");
-  compare(fused, run(cpu, in, l), l, 1e-2, "cpu");
+  const bool quantized = l.type != GgmlType::F16;
+  compare(fused, run(unfused, in, l), l, 1e-4, quantized ? 1e-2 : 1e-4, "fusion=0");
+  compare(fused, run(cpu, in, l), l, 1e-2, quantized ? 5e-2 : 1e-2, "cpu");
 }
 
 INSTANTIATE_TEST_SUITE_P(RowLengths, NormFold,
                          ::testing::Values(Lengths{256, 256}, Lengths{2080, 2080},
                                            Lengths{4096, 4096}, Lengths{2080, 6176},
-                                           Lengths{4096, 14368}, Lengths{4096, 4096, true}),
+                                           Lengths{4096, 14368}, Lengths{4096, 4096, true},
+                                           Lengths{4096, 4096, false, GgmlType::Q4_K},
+                                           Lengths{4096, 14336, false, GgmlType::Q4_K},
+                                           Lengths{4096, 4096, true, GgmlType::Q6_K},
+                                           Lengths{4096, 14336, false, GgmlType::Q6_K},
+                                           Lengths{4096, 4096, false, GgmlType::Q4_0},
+                                           Lengths{8192, 8192, false, GgmlType::Q4_0}),
                          [](const auto& info) { return fold_name(info.param); });
 
 }  // namespace

@@ -343,5 +343,87 @@ TEST(CudaFusion, MatvecAddNeedsResidualApartFromProduct) {
   EXPECT_NE(kinds(plan(g))[0], UnitKind::kMatvecAdd);
 }
 
+// f16_norm_nodes with the product before the norm of weight type `before`
+// and the products after it of type `after` (quantized: 8-bit activations),
+// vectors of llama-8b's 4,096 values.
+std::vector<pi_node> quant_norm_nodes(uint32_t before, uint32_t after, int products = 3,
+                                      int64_t e = 4096) {
+  std::vector<pi_node> g = f16_norm_nodes(products, e);
+  for (size_t i = 0; i < g.size(); ++i) {
+    pi_tensor& w = g[i].src[0];
+    if (g[i].op == PI_OP_MUL_MAT) w = tensor(i == 0 ? before : after, kWeights, w.offset, {e, e});
+  }
+  return g;
+}
+
+bool norm_q(const std::vector<pi_node>& g) {
+  const std::vector<Unit> u = plan(g);
+  return u[0].kind == UnitKind::kMatvecNormQ;
+}
+
+// The ADD, RMS_NORM and MUL go into the quantized product before them, which
+// writes the blocks the products after it read (no norm kernel, no quantize).
+TEST(CudaFusion, QuantizedProductTakesTheNormAfterIt) {
+  for (int products : {1, 2, 3}) {
+    const std::vector<Unit> u = plan(quant_norm_nodes(kQ4_0, kQ4_0, products));
+    ASSERT_EQ(u.size(), 2u) << products << " products";
+    EXPECT_EQ(u[0].kind, UnitKind::kMatvecNormQ);
+    EXPECT_EQ(u[0].count, 4u);
+    EXPECT_TRUE(u[0].quantize_next);
+    EXPECT_FALSE(u[0].quantize_residual);
+    EXPECT_EQ(u[1].kind, products == 1 ? UnitKind::kSingle : UnitKind::kMatvecGroup);
+    EXPECT_EQ(u[1].first, 4u);
+  }
+  // Q8_0 before the norm writes the same blocks; Q8_0 after it would read
+  // residual codes, which the product does not write.
+  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ8_0, kQ4_0)));
+  EXPECT_EQ(
+      kinds(plan(quant_norm_nodes(kQ4_0, kQ8_0))),
+      (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kAddNormMul, UnitKind::kMatvecGroup}));
+  // F16 after it: the F16 fold; F16 before it: the norm kernel.
+  EXPECT_FALSE(norm_q(quant_norm_nodes(kQ4_0, kF16)));
+  EXPECT_FALSE(norm_q(quant_norm_nodes(kF16, kQ4_0)));
+}
+
+// A counter per 32 rows, four blocks' sums per float4: rows a multiple of
+// 128, at most kMaxNormQRows; shorter rows than kMinNormQRows (llama-1b's
+// 2,048) keep the norm kernel, which costs them less than the fold.
+TEST(CudaFusion, QuantizedNormNeedsLongWholeBlockGroups) {
+  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0, 3, 4096)));
+  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0, 3, 8192)));
+  EXPECT_FALSE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0, 3, 8320)));
+  EXPECT_FALSE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0, 3, 4160)));
+  EXPECT_EQ(
+      kinds(plan(quant_norm_nodes(kQ4_0, kQ4_0, 3, 2048))),
+      (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kAddNormMul, UnitKind::kMatvecGroup}));
+}
+
+// The sum is written while the product's warps read its inputs, the norm's
+// outputs while the next products' warps write theirs.
+TEST(CudaFusion, QuantizedNormNeedsOutputsApart) {
+  ASSERT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0)));
+  std::vector<pi_node> g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g[1].dst = g[2].src[0] = g[0].src[1];  // the sum over the product's activations
+  EXPECT_FALSE(norm_q(g));
+  g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g[5].dst = g[2].dst;  // K's rows over RMS_NORM's output
+  EXPECT_FALSE(norm_q(g));
+  g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g[4].dst = g[1].dst;  // Q's rows over the sum, which the norm's outputs are made of
+  EXPECT_FALSE(norm_q(g));
+  g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g[1].src[1] = g[0].dst;  // ADD(d, d): the residual is the product's output
+  EXPECT_FALSE(norm_q(g));
+  g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g[1].dst = g[2].src[0] = g[1].src[1];  // the sum over the residual's very elements
+  EXPECT_TRUE(norm_q(g));
+  g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g[2].dst = g[3].src[0] = g[3].dst;  // the norm's two outputs the same elements
+  EXPECT_TRUE(norm_q(g));
+  g[3].dst.offset += 16;  // ... partly overlapping: not
+  g[4].src[1] = g[5].src[1] = g[6].src[1] = g[3].dst;
+  EXPECT_FALSE(norm_q(g));
+}
+
 }  // namespace
 }  // namespace polyinfer::cuda

@@ -12,6 +12,21 @@ enum class ActForm : uint8_t {
   kBF16,
 };
 
+// A kMatvecNormQ unit's blocks (fusion.hpp) are codes of sum · nw before
+// RMS_NORM's factor r = 1 / sqrt(Σ ssq / k + eps) (the codes of a 32-value
+// block do not change when all its values are scaled): the products over
+// them scale their sums by r, and the first of them writes the RMS_NORM and
+// MUL outputs, norm = sum · r and out = norm · nw (k float32 values each).
+struct PendingNorm {
+  const float* ssq = nullptr;  // [k/32] Σ sum² per block; nullptr: no norm pending
+  float eps = 0.0f;
+  // The outputs still to write; nullptr once the first product has them.
+  const float* sum = nullptr;
+  const float* nw = nullptr;
+  float* norm = nullptr;
+  float* out = nullptr;
+};
+
 // The converted activations a MUL_MAT left in scratch, so that the next
 // products over the same activations (Q, K, V; gate, up) skip the
 // conversion. graph_submit's enqueue clears it at every node that is not a
@@ -22,6 +37,8 @@ struct ActQuantCache {
   bool residual = false;  // the residual codes are there too (Q8_0)
   bool valid = false;
   ActForm form = ActForm::kQ8;
+  size_t offset = 0;  // where the 8-bit blocks start in scratch (act_quant_at)
+  PendingNorm norm;
 
   // Scratch holds these activation columns in this form.
   bool holds(const uint8_t* d, int64_t k_, int64_t ncols_, int64_t nb1_, ActForm f) const {

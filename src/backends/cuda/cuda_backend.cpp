@@ -23,6 +23,7 @@
 #include "backends/cuda/cuda_status.hpp"
 #include "backends/cuda/graph_submit.hpp"
 #include "backends/cuda/host_pins.hpp"
+#include "backends/cuda/matvec_path.hpp"
 
 namespace polyinfer::cuda {
 namespace {
@@ -200,6 +201,7 @@ void stream_destroy(pi_stream s) {
   if (s->cublas) cublasDestroy(s->cublas);
   if (s->cublas_workspace) cudaFree(s->cublas_workspace);
   if (s->decode_fields) cudaFree(s->decode_fields);
+  if (s->norm_counts) cudaFree(s->norm_counts);
   if (s->written) cudaEventDestroy(s->written);
   if (s->stream) cudaStreamDestroy(s->stream);
   delete s;
@@ -227,6 +229,16 @@ pi_status stream_create(pi_device dev, pi_stream* out) {
       e != cudaSuccess) {
     stream_destroy(s);
     return cuda_fail(dev, "cudaMalloc (decode fields)", e);
+  }
+  constexpr size_t kCountBytes = kMaxNormQRows / 32 * sizeof(unsigned);
+  if (cudaError_t e = cudaMalloc(&s->norm_counts, kCountBytes); e != cudaSuccess) {
+    stream_destroy(s);
+    return cuda_fail(dev, "cudaMalloc (norm counters)", e);
+  }
+  if (cudaError_t e = cudaMemsetAsync(s->norm_counts, 0, kCountBytes, s->stream);
+      e != cudaSuccess) {
+    stream_destroy(s);
+    return cuda_fail(dev, "cudaMemsetAsync (norm counters)", e);
   }
   if (cublasCreate(&s->cublas) != CUBLAS_STATUS_SUCCESS ||
       cublasSetStream(s->cublas, s->stream) != CUBLAS_STATUS_SUCCESS ||

@@ -51,6 +51,9 @@ struct pi_stream_s {
   // before each submit; fixed for the stream's life, since its captured
   // graphs hold the address.
   int64_t* decode_fields = nullptr;
+  // kMaxNormQRows / 32 counters, zero between kernels (matvec.hpp's
+  // MatvecNormQ); fixed for the stream's life, as decode_fields.
+  unsigned* norm_counts = nullptr;
   // No kernel enqueued on the stream can still be running: set where the host
   // synchronizes it, cleared by every submit. A decode step's attention may
   // then read the KV rows that no node of its own graph writes before its

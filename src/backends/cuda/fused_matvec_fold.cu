@@ -1,10 +1,12 @@
-// The fused units that fold a norm's neighbours into F16 decode products
+// The fused units that fold a norm's neighbours into decode products. F16
 // (fusion.hpp's kMatvecAdd and kNormMatvec; the kernel is matvec.cu's
 // matvec_f16_rows, or matvec_f16_direct for an ADD after rows it cannot hold:
-// over 16,384 values, or activations off 16 bytes). In a decode step each
+// over 16,384 values, or activations off 16 bytes): in a decode step each
 // RMS_NORM + MUL kernel cost about 3.6 us in place on llama-8b F16 (H200,
 // session 20), a kernel and its PDL wait between two products; folded, the
-// products do its arithmetic.
+// products do its arithmetic. Quantized (kMatvecNormQ): the product before
+// the norm does the ADD and quantizes sum · w per 32 rows, the products after
+// it scale by the norm's factor (matvec.hpp's MatvecNormQ).
 #include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/matvec.hpp"
 
@@ -46,6 +48,22 @@ const char* launch_norm_matvec(const UnitContext& c) {
   f.out = c.views[1].dst;
   f.eps = c.nodes[0].f[0];
   return launch_matvec_fold(w, d, n, c.views[0].src[0], f, env_of(c, 2)) ? nullptr : kLaunchNodes;
+}
+
+const char* launch_matvec_norm_q(const UnitContext& c) {
+  const NodeViews &mv = c.views[0], &av = c.views[1], &ml = c.views[3];
+  MatvecNormQ e{};
+  // fusion.cpp's matvec_norm_q_at: as matvec_add_at's residual.
+  e.res = av.src[0].data == mv.dst.data ? av.src[1] : av.src[0];
+  e.sum = av.dst;
+  e.nw = ml.src[1];
+  e.norm = c.views[2].dst;
+  e.out = ml.dst;
+  e.eps = c.nodes[2].f[0];
+  e.counts = c.norm_counts;
+  return launch_matvec_norm_q(mv.src[0], mv.dst, c.nodes[0].src[0].type, mv.src[1], e, env_of(c, 0))
+             ? nullptr
+             : kLaunchNodes;
 }
 
 }  // namespace polyinfer::cuda

@@ -43,6 +43,8 @@ struct UnitContext {
   // Per node: bit j set when no node of any submit writes its src[j]'s buffer
   // (pi_buffer_s::kernel_written).
   uint32_t constant_srcs[kMaxUnitNodes] = {};
+  // The stream's kMaxNormQRows / 32 zeroed counters (kMatvecNormQ).
+  unsigned* norm_counts = nullptr;
 };
 
 // No node of any submit writes the weights (src[0]) of the unit's nodes
@@ -77,10 +79,14 @@ const char* launch_matvec_add(const UnitContext& c);
 const char* launch_gemm_pair(const UnitContext& c);
 // RMS_NORM, MUL and the F16 products after them (fusion.hpp's kNormMatvec).
 const char* launch_norm_matvec(const UnitContext& c);
+// A quantized product and the ADD, RMS_NORM and MUL after it (fusion.hpp's
+// kMatvecNormQ).
+const char* launch_matvec_norm_q(const UnitContext& c);
 
-// What the two launches above return when the direct F16 kernel does not
-// take the unit (a buffer not 16-byte aligned): nothing was launched, and
-// the caller launches the unit's nodes one by one.
+// What the three launches above return when their kernel does not take the
+// unit (a buffer not 16-byte aligned, activations not at the start of
+// scratch): nothing was launched, and the caller launches the unit's nodes
+// one by one.
 extern const char* const kLaunchNodes;
 
 }  // namespace polyinfer::cuda

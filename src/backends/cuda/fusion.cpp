@@ -269,6 +269,48 @@ bool quantized_by_next(const pi_graph& g, uint32_t next, const pi_node& last) {
                                      : same_tensor(m.src[1], last.dst);
 }
 
+// A quantized product at i, the ADD of its output and a residual vector at
+// i + 1, RMS_NORM + MUL at i + 2 and, at i + 4, quantized products over the
+// MUL's output (not Q8_0's residual codes): kMatvecNormQ. While some warps
+// of the product still read its weights and activations, others write the
+// sum (each element from that element of the residual and of the product's
+// output, read first by the same thread), so the sum shares no byte with
+// them, nor with the norm's weight. Then, while the products after it read
+// their weights and write their outputs, their kernel's warps write the
+// norm's two outputs from the sum and the weight: those outputs share no
+// byte with any of them (the norm's outputs may be the sum's elements or
+// each other's, written in node order by one thread).
+bool matvec_norm_q_at(const pi_graph& g, uint32_t i) {
+  if (i + 4 >= g.n_nodes || !norm_mul_at(g, i + 2)) return false;
+  const pi_node &mm = g.nodes[i], &ad = g.nodes[i + 1], &nm = g.nodes[i + 2], &ml = g.nodes[i + 3];
+  const int64_t n = mm.dst.ne[0];
+  if (!matvec_quantizes(mm) || mm.src[1].ne[1] != 1 || n % 128 != 0 || n < kMinNormQRows ||
+      n > kMaxNormQRows || !f32_vector(mm.dst, n) || ad.op != PI_OP_ADD)
+    return false;
+  const bool first = same_tensor(ad.src[0], mm.dst);
+  if (!first && !same_tensor(ad.src[1], mm.dst)) return false;
+  const pi_tensor &res = ad.src[first ? 1 : 0], &sum = ad.dst, &nw = ml.src[1];
+  if (!f32_vector(res, n) || !f32_vector(sum, n) || !same_tensor(nm.src[0], sum) ||
+      !f32_vector(nm.dst, n) || !f32_vector(ml.dst, n) || !f32_vector(nw, n) ||
+      !quantized_by_next(g, i + 4, ml) || matvec_residual(g.nodes[i + 4]))
+    return false;
+  if (overlap(sum, mm.src[0]) || overlap(sum, mm.src[1]) || overlap(sum, nw) ||
+      overlap(mm.dst, res) || !same_or_apart(sum, res) || !same_or_apart(sum, mm.dst) ||
+      !same_or_apart(nm.dst, ml.dst))
+    return false;
+  for (const pi_tensor* o : {&nm.dst, &ml.dst}) {
+    if (!same_or_apart(*o, sum) || overlap(*o, nw)) return false;
+  }
+  for (uint32_t j = i + 4; j < i + 4 + matvec_group_at(g, i + 4); ++j) {
+    const pi_node& p = g.nodes[j];
+    for (const pi_tensor* o : {&nm.dst, &ml.dst}) {
+      if (overlap(*o, p.src[0]) || overlap(*o, p.dst)) return false;
+    }
+    if (overlap(p.dst, sum) || overlap(p.dst, nw)) return false;
+  }
+  return true;
+}
+
 // Whether node `next` (may be past the end) is a MUL_MAT on the GEMM path that
 // converts what `last` writes to 16 bits (one batch of columns).
 bool halved_by_next(const pi_graph& g, uint32_t next, const pi_node& last) {
@@ -289,6 +331,7 @@ bool can_quantize(const Unit& u, const pi_node& last) {
   switch (u.kind) {
     case UnitKind::kNormMul:
     case UnitKind::kAddNormMul:
+    case UnitKind::kMatvecNormQ:
       return true;
     case UnitKind::kSingle:
       return last.op == PI_OP_SWIGLU || last.op == PI_OP_FLASH_ATTN;
@@ -299,6 +342,7 @@ bool can_quantize(const Unit& u, const pi_node& last) {
 
 Unit unit_at(const pi_graph& g, uint32_t i) {
   if (matvec_add_at(g, i)) return {i, 2, UnitKind::kMatvecAdd};
+  if (matvec_norm_q_at(g, i)) return {i, 4, UnitKind::kMatvecNormQ};
   if (const uint32_t n = norm_matvec_at(g, i); n > 0) return {i, 2 + n, UnitKind::kNormMatvec};
   if (add_norm_mul_at(g, i)) return {i, 3, UnitKind::kAddNormMul};
   if (norm_mul_at(g, i)) return {i, 2, UnitKind::kNormMul};

@@ -33,6 +33,12 @@ enum class UnitKind : uint8_t {
   // GEMM, twice the blocks of each (llama-8b's K and V of 1,024 rows over 512
   // tokens ran at 360 TFLOP/s one by one).
   kGemmPair,
+  // A quantized decode product of one column, ADD(its output, a residual),
+  // RMS_NORM(sum), MUL(norm, w): the product's kernel does the ADD and
+  // quantizes sum · w per 32 rows with their Σ sum², and the quantized
+  // products after it scale their sums by the norm's factor (matvec.hpp's
+  // MatvecNormQ): no norm kernel between the products.
+  kMatvecNormQ,
 };
 
 // Most nodes in one unit (at most graph/memory_plan.hpp's kFuseWindow, which

@@ -129,6 +129,8 @@ const char* unit_name(const Unit& u, const pi_node& first) {
       return "fused MUL_MAT+ADD";
     case UnitKind::kNormMatvec:
       return "fused RMS_NORM+MUL+MUL_MAT";
+    case UnitKind::kMatvecNormQ:
+      return "fused MUL_MAT+ADD+RMS_NORM+MUL";
     case UnitKind::kGemmPair:
       return "batched MUL_MAT pair";
     default:  // a single node that converts its output for the next MUL_MAT
@@ -154,6 +156,8 @@ const char* launch_fused(const Unit& u, const UnitContext& c) {
       return launch_matvec_add(c);
     case UnitKind::kNormMatvec:
       return launch_norm_matvec(c);
+    case UnitKind::kMatvecNormQ:
+      return launch_matvec_norm_q(c);
     case UnitKind::kGemmPair:
       return launch_gemm_pair(c);
     default:
@@ -171,10 +175,14 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, con
     for (int j = 0; j < PI_MAX_SRC; ++j) views[k].src[j] = view_of(n.src[j]);
     views[k].dst = view_of(n.dst);
   }
-  if (u.kind != UnitKind::kMatvecGroup && u.kind != UnitKind::kGemmPair) act_cache.valid = false;
+  // Units that start with a product read the activations the cache holds.
+  if (u.kind != UnitKind::kMatvecGroup && u.kind != UnitKind::kGemmPair &&
+      u.kind != UnitKind::kMatvecNormQ)
+    act_cache.valid = false;
   UnitContext c{&g.nodes[u.first],   views,     u.count,           u.quantize_next,
                 u.quantize_residual, u.spread,  u.half_next,       u.half_bf16,
                 s->stream,           s->cublas, s->scratch.data(), &act_cache};
+  c.norm_counts = s->norm_counts;
   for (uint32_t k = 0; k < u.count; ++k) {
     c.field[k] = field_of(s, f, u.first + k);
     c.constant_srcs[k] = constant_srcs(g.nodes[u.first + k]);

@@ -17,9 +17,10 @@
 // kMaxF16RegsK values with the activations in registers, matvec_f16_rows;
 // otherwise several threads per row, matvec_f16_direct). One launch may
 // cover up to kMaxGroupMats matrices that share the activations (Q, K and V;
-// gate and up): their rows are one grid. Other types and batched products
-// take the generic kernel: lanes decode consecutive 8-value chunks
-// (quant_decode.cuh) in float32.
+// gate and up): their rows are one grid. A product may also do the ADD,
+// RMS_NORM and MUL after it (norm_epilogue; matvec.hpp's MatvecNormQ).
+// Other types and batched products take the generic kernel: lanes decode
+// consecutive 8-value chunks (quant_decode.cuh) in float32.
 #include <cuda_pipeline.h>
 
 #include "backends/cuda/act_quant.cuh"
@@ -124,6 +125,16 @@ struct Slot {
       (Fmt<T>::kSeg / Fmt<T>::kBlock * Fmt<T>::kBytes + 32 + 15) / 16 * 16;
 };
 
+// What a kMatvecNormQ product's kernel does after its rows (MatvecNormQ).
+struct NormEpilogue {
+  const float* res;  // nullptr: none
+  float* sum;
+  const float* nw;
+  ActQuantPtrs q;    // the blocks of sum · nw
+  float* ssq;        // Σ sum² per block of 32
+  unsigned* counts;  // per block of 32 rows, zero before and after
+};
+
 struct FastArgs {
   // Matrix m's rows are the flat rows [m ? row_end[m - 1] : 0, row_end[m]).
   View w[kMaxGroupMats], d[kMaxGroupMats];
@@ -141,6 +152,11 @@ struct FastArgs {
   // No kernel writes the weights (MatvecEnv::weights_early): their first
   // loads may be issued before the kernel waits for the one before it.
   bool early;
+  // One column over a kMatvecNormQ unit's blocks: the sums times the norm's
+  // factor (ssq == nullptr: none), the first product's writes (norm_outputs).
+  PendingNorm pending;
+  // A kMatvecNormQ product (one matrix, one column): norm_epilogue.
+  NormEpilogue epi;
 };
 
 // Warps per block: kFastWarps, fewer where their R slots each would pass the
@@ -381,6 +397,57 @@ __device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* co
   }
 }
 
+// The warp that finishes the last of a block of 32 rows (rows n0 .. n0 +
+// nrows − 1 were its own; lane 0 wrote their sums to d) does that block's
+// ADD, its part of RMS_NORM's Σ sum² and the 8-bit blocks of sum · nw. Each
+// warp's lane 0 adds its rows to the block's counter with acquire-release
+// semantics (its sums before, the other warps' after: the CUDA programming
+// guide's "last block" reduction); the last leaves the counter at zero.
+__device__ __forceinline__ void norm_epilogue(const NormEpilogue& e, const float* d, int64_t n0,
+                                              int nrows, int lane) {
+  const int64_t blk = n0 / 32, i = 32 * blk + lane;
+  unsigned before = 0;
+  if (lane == 0) {
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+                 : "=r"(before)
+                 : "l"(e.counts + blk), "r"(static_cast<unsigned>(nrows))
+                 : "memory");
+  }
+  if (__shfl_sync(0xffffffffu, before, 0) + nrows != 32) return;
+  const float x = __ldcg(d + i) + e.res[i];
+  e.sum[i] = x;
+  const float ss = warp_sum(x * x);
+  quantize_block32(x * e.nw[i], blk, e.q);
+  if (lane == 0) {
+    e.ssq[blk] = ss;
+    e.counts[blk] = 0;
+  }
+}
+
+// RMS_NORM's factor r = 1 / sqrt(mean(x²) + eps) over k values (k % 128 ==
+// 0: four blocks' sums per float4; one load per lane up to k = 4,096) from
+// the k/32 per-block sums that a kMatvecNormQ product left (PendingNorm).
+__device__ __forceinline__ float norm_factor(const PendingNorm& n, int64_t k, int lane) {
+  float s = 0.0f;
+  for (int64_t b = lane; b < k / 128; b += 32) {
+    const float4 v = __ldcg(reinterpret_cast<const float4*>(n.ssq) + b);
+    s += (v.x + v.y) + (v.z + v.w);
+  }
+  return rsqrtf(warp_sum(s) / static_cast<float>(k) + n.eps);
+}
+
+// The first product over a kMatvecNormQ unit's blocks writes RMS_NORM's and
+// MUL's outputs: live warp w of `warps` takes values w·32 + lane, every
+// 32·warps-th.
+__device__ __forceinline__ void norm_outputs(const PendingNorm& n, int64_t k, float r, int64_t w,
+                                             int64_t warps, int lane) {
+  for (int64_t e = 32 * w + lane; e < k; e += 32 * warps) {
+    const float v = n.sum[e] * r;
+    n.norm[e] = v;
+    n.out[e] = v * n.nw[e];
+  }
+}
+
 // A warp per R consecutive flat rows of the group (they may straddle two of
 // its matrices), their segments one after another: every segment of the R
 // rows is copied in one batch, then dotted against activations loaded once
@@ -404,7 +471,7 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * FastWarps<T, R>::kN + warp) * R;
   const int64_t rows = p.row_end[p.nmat - 1];
-  if (row0 >= rows) return;
+  if (row0 >= rows) return;  // never in a kMatvecNormQ product: rows % 32 == 0
   const int nrows = static_cast<int>(rows - row0 < R ? rows - row0 : R);
   const int ncols = NC == 1 ? 1 : p.ncols;
   const int64_t k = p.w[0].ne[0];
@@ -444,17 +511,30 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
     __syncwarp();  // the segment is consumed before its slot is overwritten
     stage_rows(seg);
   }
+  float scale = T == kQ8_0 ? 1.0f / kLoSteps : 1.0f;
+  if constexpr (NC == 1) {
+    if (p.pending.ssq != nullptr) {
+      const float rn = norm_factor(p.pending, k, lane);
+      scale *= rn;
+      if (p.pending.norm != nullptr)
+        norm_outputs(p.pending, k, rn, row0 / R, (rows + R - 1) / R, lane);
+    }
+  }
 #pragma unroll
   for (int i = 0; i < R; ++i) {
 #pragma unroll
     for (int c = 0; c < NC; ++c) {
       if (i < nrows && c < ncols) {
-        float v = warp_sum(acc[i][c]);
-        if constexpr (T == kQ8_0) v *= 1.0f / kLoSteps;
-        if (lane == 0)
+        const float v = warp_sum(acc[i][c]) * scale;
+        if (lane == 0) {
           reinterpret_cast<float*>(p.d[r[i].m].data + c * p.d[r[i].m].nb[1])[r[i].n] = v;
+        }
       }
     }
+  }
+  if constexpr (NC == 1) {
+    if (p.epi.res != nullptr)
+      norm_epilogue(p.epi, reinterpret_cast<const float*>(p.d[0].data), r[0].n, nrows, lane);
   }
 }
 
@@ -898,26 +978,36 @@ FastArgs fast_args(const View* w, const View* d, int n, const View& a, int64_t c
   return p;
 }
 
+// Points p at the 8-bit blocks of its activations in scratch, quantizing
+// them first unless the cache holds them (then with its pending norm: one
+// column, as the cache's).
+void fast_acts(FastArgs& p, uint32_t type, const MatvecEnv& env) {
+  const int64_t k = p.a.ne[0];
+  const bool residual = type == kQ8_0;
+  ActQuantCache* cache = env.cache;
+  const bool cached = cache != nullptr &&
+                      cache->holds(p.a.data, k, p.ncols, p.a.nb[1], ActForm::kQ8) &&
+                      (cache->residual || !residual);
+  const size_t offset = cached ? cache->offset : 0;
+  const ActQuantPtrs q = act_quant_at(env.scratch + offset, k, p.ncols, residual);
+  p.aq = q.aq;
+  p.alo = q.lo;
+  p.ad = q.ad;
+  p.as = q.as;
+  if (!cached) {
+    launch_quantize_act(p.a, p.ncols, q, env.stream);
+    if (cache != nullptr) *cache = ActQuantCache{p.a.data, k, p.ncols, p.a.nb[1], residual, true};
+  } else if (cache->norm.ssq != nullptr) {
+    p.pending = cache->norm;
+    // The first product writes the norm's outputs.
+    cache->norm.norm = cache->norm.out = nullptr;
+  }
+}
+
 void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a, int64_t c0,
                int ncols, const MatvecEnv& env) {
   FastArgs p = fast_args(w, d, n, a, c0, ncols, env);
-  if (!float_acts(type)) {
-    const int64_t k = a.ne[0];
-    const bool residual = type == kQ8_0;
-    const ActQuantPtrs q = act_quant_at(env.scratch, k, ncols, residual);
-    ActQuantCache* cache = env.cache;
-    p.aq = q.aq;
-    p.alo = q.lo;
-    p.ad = q.ad;
-    p.as = q.as;
-    const bool cached = cache != nullptr &&
-                        cache->holds(p.a.data, k, ncols, a.nb[1], ActForm::kQ8) &&
-                        (cache->residual || !residual);
-    if (!cached) {
-      launch_quantize_act(p.a, ncols, q, env.stream);
-      if (cache != nullptr) *cache = ActQuantCache{p.a.data, k, ncols, a.nb[1], residual, true};
-    }
-  }
+  if (!float_acts(type)) fast_acts(p, type, env);
   launch_fast(type, p, env.stream);
 }
 
@@ -936,12 +1026,66 @@ ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols, bool resid
           ad + ncols * (k / 32)};
 }
 
-size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches) {
-  const int64_t wne[4] = {k, 1, 1, 1}, ane[4] = {k, ncols, batches, 1};
-  if (!matvec_fast_path(type, wne, ane) || float_acts(type)) return 0;
-  const int64_t cols = ncols < kMaxVecCols ? ncols : kMaxVecCols;
+namespace {
+
+// Bytes of a matrix-vector product's 8-bit activations in scratch.
+size_t act_quant_bytes(int64_t k, int64_t cols) {
   const size_t codes = (static_cast<size_t>(cols * k) + 255) / 256 * 256;
   return 2 * codes + 2 * static_cast<size_t>(cols * (k / 32)) * sizeof(float);
+}
+
+// Bytes of a kMatvecNormQ product's blocks of its n rows and their Σ sum²,
+// 256-aligned, after its own activations' (act_quant_bytes(k, 1)).
+size_t norm_q_bytes(int64_t n) {
+  return (act_quant_bytes(n, 1) + static_cast<size_t>(n / 32) * sizeof(float) + 255) / 256 * 256;
+}
+
+size_t align256(size_t b) {
+  return (b + 255) / 256 * 256;
+}
+
+}  // namespace
+
+size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches, int64_t rows) {
+  const int64_t wne[4] = {k, rows, 1, 1}, ane[4] = {k, ncols, batches, 1};
+  if (!matvec_fast_path(type, wne, ane) || float_acts(type)) return 0;
+  const int64_t cols = ncols < kMaxVecCols ? ncols : kMaxVecCols;
+  const size_t own = act_quant_bytes(k, cols);
+  // One column of at most kMaxNormQRows rows may be a kMatvecNormQ product.
+  return ncols == 1 && rows <= kMaxNormQRows ? align256(own) + norm_q_bytes(rows) : own;
+}
+
+bool launch_matvec_norm_q(const View& w, const View& d, uint32_t type, const View& a,
+                          const MatvecNormQ& e, const MatvecEnv& env) {
+  const int64_t n = w.ne[1];
+  if (float_acts(type) || env.cache == nullptr || n % 128 != 0 || n > kMaxNormQRows ||
+      !matvec_fast_path(type, w.ne, a.ne) || a.ne[1] != 1)
+    return false;
+  // Its blocks go after its own activations' (matvec_scratch), which must
+  // then start scratch, with no norm pending on them.
+  const ActQuantCache& held = *env.cache;
+  if (held.valid && (held.offset != 0 || held.norm.ssq != nullptr)) return false;
+  FastArgs p = fast_args(&w, &d, 1, a, 0, 1, env);
+  fast_acts(p, type, env);
+  const size_t at = align256(act_quant_bytes(w.ne[0], 1));
+  const ActQuantPtrs q = act_quant_at(env.scratch + at, n, 1, false);
+  p.epi = NormEpilogue{reinterpret_cast<const float*>(e.res.data),
+                       reinterpret_cast<float*>(e.sum.data),
+                       reinterpret_cast<const float*>(e.nw.data),
+                       q,
+                       q.as + n / 32,
+                       e.counts};
+  launch_fast(type, p, env.stream);
+  ActQuantCache c{e.out.data, n, 1, e.out.nb[1], false, true};
+  c.offset = at;
+  c.norm = PendingNorm{p.epi.ssq,
+                       e.eps,
+                       p.epi.sum,
+                       p.epi.nw,
+                       reinterpret_cast<float*>(e.norm.data),
+                       reinterpret_cast<float*>(e.out.data)};
+  *env.cache = c;
+  return true;
 }
 
 bool launch_matvec_fold(const View* w, const View* d, int n, const View& a, const MatvecFold& f,

@@ -14,9 +14,10 @@
 namespace polyinfer::cuda {
 
 // Scratch bytes a matrix-vector product needs for a weight of `type` with
-// rows of k values, ncols activation columns and `batches` activation
-// batches (the quantized activations of the fast path); 0 when it needs none.
-size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches);
+// `rows` rows of k values, ncols activation columns and `batches` activation
+// batches (the quantized activations of the fast path, and a kMatvecNormQ
+// product's blocks of its output); 0 when it needs none.
+size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches, int64_t rows);
 
 // Where the quantized activations of k x ncols values sit in scratch; the
 // residual codes only when `residual` (Q8_0 weights, matvec_residual()).
@@ -58,6 +59,26 @@ struct MatvecFold {
 // false when it does not, and then nothing is launched.
 bool launch_matvec_fold(const View* w, const View* d, int n, const View& a, const MatvecFold& f,
                         const MatvecEnv& env);
+
+// The ADD, RMS_NORM and MUL after a quantized decode product, done by the
+// product's kernel (fusion.hpp's kMatvecNormQ): sum = d + res, and the
+// 8-bit blocks of sum · nw for the products after them, with Σ sum² per
+// block, so that no norm kernel runs between the products; the cache then
+// holds those blocks with the norm pending (PendingNorm), and the first
+// product over them writes norm and out. Every view is one contiguous
+// float32 vector of the product's rows (a multiple of 128, at most
+// kMaxNormQRows). `counts`: kMaxNormQRows / 32 zeroed counters, zero again
+// when the kernel ends.
+struct MatvecNormQ {
+  View res, sum, nw, norm, out;
+  float eps = 0.0f;
+  unsigned* counts = nullptr;
+};
+
+// The product of one activation column a with w (quantized) into d, and
+// e's nodes; false when the fast path does not take it (nothing launched).
+bool launch_matvec_norm_q(const View& w, const View& d, uint32_t type, const View& a,
+                          const MatvecNormQ& e, const MatvecEnv& env);
 
 // For each of the n (<= kMaxGroupMats) weights w[m] of one type and K:
 // d[m][i, j, b2, b3] = Σ_k w[m][k, i, b2/r2, b3/r3] · a[k, j, b2, b3] for

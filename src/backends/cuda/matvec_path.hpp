@@ -20,6 +20,15 @@ constexpr int kMaxGroupMats = 3;
 // the row's activations.
 constexpr int64_t kMaxF16RowsK = 4096;
 
+// Rows of a quantized product whose kernel also does the ADD, RMS_NORM and
+// MUL after it (fusion.hpp's kMatvecNormQ): at most kMaxNormQRows (a counter
+// per 32 rows), at least kMinNormQRows. The epilogue's atomic and loads cost
+// about 5 us per product in place, against a norm kernel's 6.8 us on rows of
+// 4,096 values (llama-8b) and 3.9 us on 2,048 (llama-1b): on the H200,
+// llama-8b Q4_K_M tg128 gained 4% and Q4_0 was level, llama-1b Q4_K_M lost
+// 3-8% (BENCHMARKS.md, session 23).
+constexpr int64_t kMaxNormQRows = 8192, kMinNormQRows = 4096;
+
 // The matrix-vector fast path (matvec.cu): a warp per weight row staged
 // through shared memory; unbatched, rows of whole 32-value blocks.
 // `wne`/`ane`: the weight's and the activations' ne[4].

@@ -105,7 +105,7 @@ bool use_gemm(const pi_node& n) {
 size_t mul_mat_scratch(const pi_node& n) {
   if (!use_gemm(n)) {
     return matvec_scratch(n.src[0].type, n.src[0].ne[0], n.src[1].ne[1],
-                          n.src[1].ne[2] * n.src[1].ne[3]);
+                          n.src[1].ne[2] * n.src[1].ne[3], n.src[0].ne[1]);
   }
   const pi_tensor &w = n.src[0], &a = n.src[1];
   if (w.type == kF32) return 0;
