@@ -12,13 +12,17 @@
 // products (kMatvecNormQ), whose rows are a down projection's 14,336 values
 // or as long as the others; every length is a multiple of 32 (256 for
 // K-quants), as its matrix-vector path needs (tests/unit/test_cuda_fusion.cpp
-// checks that these graphs fold). Every node's output is compared
+// checks that these graphs fold); also with a Q8_0 product before the norm,
+// and with V of another type than Q and K, launched apart: Q6_K, as in
+// Q4_K_M models, which reads the same blocks, or Q8_0, which quantizes the
+// MUL's output again, with the residual codes. Every node's output is compared
 //   * with the same backend opened with `fusion=0`: the folded kernels
 //     multiply by the norm's weight before its scale and sum the squares in
 //     another order, a few float32 roundings: 1e-4 of the tensor's largest
 //     magnitude; quantized products' 8-bit activations are blocks of sum · w
 //     there, of norm · w unfused, where a rounding may land a value on the
 //     other side of a code (1/127 of its block's largest): 1e-2 for them;
+//   * with the same backend's first run, when run again (1e-6);
 //   * with the CPU backend, whose F16 products round the activations to F16:
 //     1e-2 of the largest magnitude (5e-2 for quantized products, whose
 //     activations the CPU quantizes its own way).
@@ -26,6 +30,7 @@
 // matrices and the last block is partly past the end.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -50,7 +55,13 @@ struct Lengths {
   int64_t k;                      // the norm's vector, the rows of Q, K and V
   int64_t k1;                     // the first product's rows
   bool many = false;              // Q, K and V of 4,099, 2,053 and 2,051 rows, not 37, 19 and 21
-  GgmlType type = GgmlType::F16;  // every product's weights
+  GgmlType type = GgmlType::F16;  // the products' weights, but for:
+  std::optional<GgmlType> first = std::nullopt;  // the first product's (a down projection's Q6_K)
+  std::optional<GgmlType> v = std::nullopt;      // V's (Q4_K_M's Q6_K: a launch of its own)
+
+  GgmlType type_of(int product) const {
+    return product == 0 ? first.value_or(type) : product == 3 ? v.value_or(type) : type;
+  }
 
   int64_t rows(int m) const {
     static constexpr int64_t kFew[3] = {37, 19, 21}, kMany[3] = {4099, 2053, 2051};
@@ -138,6 +149,14 @@ std::string fold_name(const Lengths& l) {
     name += "_";
     name += type_name(l.type);
   }
+  if (l.first) {
+    name += "_first_";
+    name += type_name(*l.first);
+  }
+  if (l.v) {
+    name += "_v_";
+    name += type_name(*l.v);
+  }
   return name;
 }
 
@@ -154,9 +173,10 @@ TEST_P(NormFold, MatchesUnfusedAndCpu) {
   Fold in{contiguous(GgmlType::F32, {k1, 1, 1, 1}),
           contiguous(GgmlType::F32, {k, 1, 1, 1}),
           contiguous(GgmlType::F32, {k, 1, 1, 1}),
-          contiguous(l.type, {k1, k, 1, 1}),
-          {contiguous(l.type, {k, l.rows(0), 1, 1}), contiguous(l.type, {k, l.rows(1), 1, 1}),
-           contiguous(l.type, {k, l.rows(2), 1, 1})}};
+          contiguous(l.type_of(0), {k1, k, 1, 1}),
+          {contiguous(l.type_of(1), {k, l.rows(0), 1, 1}),
+           contiguous(l.type_of(2), {k, l.rows(1), 1, 1}),
+           contiguous(l.type_of(3), {k, l.rows(2), 1, 1})}};
   for (HostTensor* t : {&in.a, &in.res, &in.nw}) fill_normal(*t, rng);
   fill_normal(in.w1, rng, 1.0 / std::sqrt(static_cast<double>(k1)));
   const double sigma = 1.0 / std::sqrt(static_cast<double>(k));
@@ -166,22 +186,26 @@ TEST_P(NormFold, MatchesUnfusedAndCpu) {
   if (fused.empty()) GTEST_SKIP() << dev.name() << " does not support a node of this graph";
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
+  // Again on the same stream: what a fused kernel leaves behind (CUDA's
+  // counters per 32 rows) must not change the next run.
+  compare(run(dev, in, l), fused, l, 1e-6, 1e-6, "the same graph again");
   const bool quantized = l.type != GgmlType::F16;
   compare(fused, run(unfused, in, l), l, 1e-4, quantized ? 1e-2 : 1e-4, "fusion=0");
   compare(fused, run(cpu, in, l), l, 1e-2, quantized ? 5e-2 : 1e-2, "cpu");
 }
 
-INSTANTIATE_TEST_SUITE_P(RowLengths, NormFold,
-                         ::testing::Values(Lengths{256, 256}, Lengths{2080, 2080},
-                                           Lengths{4096, 4096}, Lengths{2080, 6176},
-                                           Lengths{4096, 14368}, Lengths{4096, 4096, true},
-                                           Lengths{4096, 4096, false, GgmlType::Q4_K},
-                                           Lengths{4096, 14336, false, GgmlType::Q4_K},
-                                           Lengths{4096, 4096, true, GgmlType::Q6_K},
-                                           Lengths{4096, 14336, false, GgmlType::Q6_K},
-                                           Lengths{4096, 4096, false, GgmlType::Q4_0},
-                                           Lengths{8192, 8192, false, GgmlType::Q4_0}),
-                         [](const auto& info) { return fold_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(
+    RowLengths, NormFold,
+    ::testing::Values(
+        Lengths{256, 256}, Lengths{2080, 2080}, Lengths{4096, 4096}, Lengths{2080, 6176},
+        Lengths{4096, 14368}, Lengths{4096, 4096, true}, Lengths{4096, 4096, false, GgmlType::Q4_K},
+        Lengths{4096, 14336, false, GgmlType::Q4_K}, Lengths{4096, 4096, true, GgmlType::Q6_K},
+        Lengths{4096, 14336, false, GgmlType::Q6_K}, Lengths{4096, 4096, false, GgmlType::Q4_0},
+        Lengths{8192, 8192, false, GgmlType::Q4_0},
+        Lengths{4096, 4096, false, GgmlType::Q4_K, GgmlType::Q8_0},
+        Lengths{4096, 14336, false, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q6_K},
+        Lengths{4096, 4096, false, GgmlType::Q4_K, std::nullopt, GgmlType::Q8_0}),
+    [](const auto& info) { return fold_name(info.param); });
 
 }  // namespace
 }  // namespace polyinfer::conformance

@@ -380,6 +380,11 @@ TEST(CudaFusion, QuantizedProductTakesTheNormAfterIt) {
   EXPECT_EQ(
       kinds(plan(quant_norm_nodes(kQ4_0, kQ8_0))),
       (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kAddNormMul, UnitKind::kMatvecGroup}));
+  // V of another type: Q and K in one launch, V in its own, over the same blocks.
+  std::vector<pi_node> g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g[6].src[0] = tensor(kQ8_0, kWeights, g[6].src[0].offset, {4096, 4096});
+  EXPECT_EQ(kinds(plan(g)), (std::vector<UnitKind>{UnitKind::kMatvecNormQ, UnitKind::kMatvecGroup,
+                                                   UnitKind::kSingle}));
   // F16 after it: the F16 fold; F16 before it: the norm kernel.
   EXPECT_FALSE(norm_q(quant_norm_nodes(kQ4_0, kF16)));
   EXPECT_FALSE(norm_q(quant_norm_nodes(kF16, kQ4_0)));

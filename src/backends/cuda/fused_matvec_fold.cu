@@ -16,8 +16,10 @@ const char* const kLaunchNodes = "unit not taken: launch its nodes one by one";
 
 namespace {
 
-MatvecEnv env_of(const UnitContext& c, uint32_t from) {
-  return MatvecEnv{c.scratch, c.act_cache, c.stream, weights_constant(c, from)};
+// The products are the unit's nodes [from, to) (to 0: to its end); the
+// other nodes' src[0] are activations, which kernels write.
+MatvecEnv env_of(const UnitContext& c, uint32_t from, uint32_t to) {
+  return MatvecEnv{c.scratch, c.act_cache, c.stream, weights_constant(c, from, to)};
 }
 
 }  // namespace
@@ -30,8 +32,8 @@ const char* launch_matvec_add(const UnitContext& c) {
   // other (the residual) shares no byte with it.
   f.res = av.src[0].data == mv.dst.data ? av.src[1] : av.src[0];
   f.sum = av.dst;
-  return launch_matvec_fold(&mv.src[0], &mv.dst, 1, mv.src[1], f, env_of(c, 0)) ? nullptr
-                                                                                : kLaunchNodes;
+  return launch_matvec_fold(&mv.src[0], &mv.dst, 1, mv.src[1], f, env_of(c, 0, 1)) ? nullptr
+                                                                                   : kLaunchNodes;
 }
 
 const char* launch_norm_matvec(const UnitContext& c) {
@@ -47,7 +49,8 @@ const char* launch_norm_matvec(const UnitContext& c) {
   f.norm = c.views[0].dst;
   f.out = c.views[1].dst;
   f.eps = c.nodes[0].f[0];
-  return launch_matvec_fold(w, d, n, c.views[0].src[0], f, env_of(c, 2)) ? nullptr : kLaunchNodes;
+  return launch_matvec_fold(w, d, n, c.views[0].src[0], f, env_of(c, 2, 0)) ? nullptr
+                                                                            : kLaunchNodes;
 }
 
 const char* launch_matvec_norm_q(const UnitContext& c) {
@@ -61,7 +64,8 @@ const char* launch_matvec_norm_q(const UnitContext& c) {
   e.out = ml.dst;
   e.eps = c.nodes[2].f[0];
   e.counts = c.norm_counts;
-  return launch_matvec_norm_q(mv.src[0], mv.dst, c.nodes[0].src[0].type, mv.src[1], e, env_of(c, 0))
+  return launch_matvec_norm_q(mv.src[0], mv.dst, c.nodes[0].src[0].type, mv.src[1], e,
+                              env_of(c, 0, 1))
              ? nullptr
              : kLaunchNodes;
 }

@@ -48,11 +48,12 @@ struct UnitContext {
 };
 
 // No node of any submit writes the weights (src[0]) of the unit's nodes
-// [first, c.count): the products may load them before their PDL wait
-// (MatvecEnv::weights_early).
-inline bool weights_constant(const UnitContext& c, uint32_t first = 0) {
+// [first, last) (last 0: to the unit's end): the products may load them
+// before their PDL wait (MatvecEnv::weights_early).
+inline bool weights_constant(const UnitContext& c, uint32_t first = 0, uint32_t last = 0) {
   bool constant = true;
-  for (uint32_t k = first; k < c.count; ++k) constant &= (c.constant_srcs[k] & 1u) != 0;
+  for (uint32_t k = first; k < (last > 0 ? last : c.count); ++k)
+    constant &= (c.constant_srcs[k] & 1u) != 0;
   return constant;
 }
 
@@ -83,10 +84,10 @@ const char* launch_norm_matvec(const UnitContext& c);
 // kMatvecNormQ).
 const char* launch_matvec_norm_q(const UnitContext& c);
 
-// What the three launches above return when their kernel does not take the
-// unit (a buffer not 16-byte aligned, activations not at the start of
-// scratch): nothing was launched, and the caller launches the unit's nodes
-// one by one.
+// What launch_matvec_add, launch_gemm_pair, launch_norm_matvec and
+// launch_matvec_norm_q return when their kernel does not take the unit (a buffer not 16-byte
+// aligned, activations not at the start of scratch): nothing was launched, and the caller launches
+// the unit's nodes one by one.
 extern const char* const kLaunchNodes;
 
 }  // namespace polyinfer::cuda

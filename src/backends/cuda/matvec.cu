@@ -414,6 +414,7 @@ __device__ __forceinline__ void norm_epilogue(const NormEpilogue& e, const float
                  : "memory");
   }
   if (__shfl_sync(0xffffffffu, before, 0) + nrows != 32) return;
+  __syncwarp();  // orders the other lanes' loads after lane 0's acquire
   const float x = __ldcg(d + i) + e.res[i];
   e.sum[i] = x;
   const float ss = warp_sum(x * x);
