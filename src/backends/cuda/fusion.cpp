@@ -137,25 +137,34 @@ uint32_t norm_matvec_at(const pi_graph& g, uint32_t i) {
   return n;
 }
 
+// The residual of an ADD at i + 1 of product i's output (a float32 vector)
+// and a residual vector, which the product's kernel does (kMatvecAdd,
+// kMatvecNormQ); nullptr when it cannot. The thread that writes a row's sum
+// reads that row's residual first, so the ADD's output may be the same
+// elements as the residual or the product's output, not other bytes of them,
+// and none of the product's inputs; the residual, read after other rows of
+// the product's output are written, shares no byte with it.
+const pi_tensor* added_residual(const pi_graph& g, uint32_t i) {
+  const pi_node &mm = g.nodes[i], &ad = g.nodes[i + 1];
+  if (ad.op != PI_OP_ADD) return nullptr;
+  const bool first = same_tensor(ad.src[0], mm.dst);
+  if (!first && !same_tensor(ad.src[1], mm.dst)) return nullptr;
+  const pi_tensor& res = ad.src[first ? 1 : 0];
+  const int64_t n = mm.dst.ne[0];
+  if (!f32_vector(res, n) || !f32_vector(ad.dst, n) || overlap(ad.dst, mm.src[0]) ||
+      overlap(ad.dst, mm.src[1]) || overlap(mm.dst, res) || !same_or_apart(ad.dst, res) ||
+      !same_or_apart(ad.dst, mm.dst))
+    return nullptr;
+  return &res;
+}
+
 // An F16 product at i and the ADD at i + 1 of its output and a residual
-// vector, whose sum a folded norm at i + 2 reads (kMatvecAdd). The thread
-// that writes a row's sum reads that row's residual first, so the ADD's
-// output may be the same elements as the residual or the product's output,
-// not other bytes of them, and none of the product's inputs; the residual,
-// read before the product's output is written, shares no byte with it.
+// vector (added_residual), whose sum a folded norm at i + 2 reads
+// (kMatvecAdd).
 bool matvec_add_at(const pi_graph& g, uint32_t i) {
   if (i + 1 >= g.n_nodes || !f16_direct_product(g.nodes[i]) || norm_matvec_at(g, i + 2) == 0)
     return false;
-  const pi_node &mm = g.nodes[i], &ad = g.nodes[i + 1];
-  if (ad.op != PI_OP_ADD) return false;
-  const bool first = same_tensor(ad.src[0], mm.dst);
-  if (!first && !same_tensor(ad.src[1], mm.dst)) return false;
-  const pi_tensor& res = ad.src[first ? 1 : 0];
-  const int64_t n = mm.dst.ne[0];
-  if (!f32_vector(res, n) || !f32_vector(ad.dst, n) || !same_tensor(g.nodes[i + 2].src[0], ad.dst))
-    return false;
-  return !overlap(ad.dst, mm.src[0]) && !overlap(ad.dst, mm.src[1]) && !overlap(mm.dst, res) &&
-         same_or_apart(ad.dst, res) && same_or_apart(ad.dst, mm.dst);
+  return added_residual(g, i) != nullptr && same_tensor(g.nodes[i + 2].src[0], g.nodes[i + 1].dst);
 }
 
 // A product on the GEMM path with 16-bit weights, one batch of activations.
@@ -270,12 +279,10 @@ bool quantized_by_next(const pi_graph& g, uint32_t next, const pi_node& last) {
 }
 
 // A quantized product at i, the ADD of its output and a residual vector at
-// i + 1, RMS_NORM + MUL at i + 2 and, at i + 4, quantized products over the
-// MUL's output (not Q8_0's residual codes): kMatvecNormQ. While some warps
-// of the product still read its weights and activations, others write the
-// sum (each element from that element of the residual and of the product's
-// output, read first by the same thread), so the sum shares no byte with
-// them, nor with the norm's weight. Then, while the products after it read
+// i + 1 (added_residual), RMS_NORM + MUL at i + 2 and, at i + 4, quantized
+// products over the MUL's output (not Q8_0's residual codes): kMatvecNormQ.
+// The warps that write the sum read the norm's weight, so the sum shares no
+// byte with it. Then, while the products after it read
 // their weights and write their outputs, their kernel's warps write the
 // norm's two outputs from the sum and the weight: those outputs share no
 // byte with any of them (the norm's outputs may be the sum's elements or
@@ -285,18 +292,12 @@ bool matvec_norm_q_at(const pi_graph& g, uint32_t i) {
   const pi_node &mm = g.nodes[i], &ad = g.nodes[i + 1], &nm = g.nodes[i + 2], &ml = g.nodes[i + 3];
   const int64_t n = mm.dst.ne[0];
   if (!matvec_quantizes(mm) || mm.src[1].ne[1] != 1 || n % 128 != 0 || n < kMinNormQRows ||
-      n > kMaxNormQRows || !f32_vector(mm.dst, n) || ad.op != PI_OP_ADD)
+      n > kMaxNormQRows || !f32_vector(mm.dst, n) || added_residual(g, i) == nullptr)
     return false;
-  const bool first = same_tensor(ad.src[0], mm.dst);
-  if (!first && !same_tensor(ad.src[1], mm.dst)) return false;
-  const pi_tensor &res = ad.src[first ? 1 : 0], &sum = ad.dst, &nw = ml.src[1];
-  if (!f32_vector(res, n) || !f32_vector(sum, n) || !same_tensor(nm.src[0], sum) ||
-      !f32_vector(nm.dst, n) || !f32_vector(ml.dst, n) || !f32_vector(nw, n) ||
-      !quantized_by_next(g, i + 4, ml) || matvec_residual(g.nodes[i + 4]))
-    return false;
-  if (overlap(sum, mm.src[0]) || overlap(sum, mm.src[1]) || overlap(sum, nw) ||
-      overlap(mm.dst, res) || !same_or_apart(sum, res) || !same_or_apart(sum, mm.dst) ||
-      !same_or_apart(nm.dst, ml.dst))
+  const pi_tensor &sum = ad.dst, &nw = ml.src[1];
+  if (!same_tensor(nm.src[0], sum) || !f32_vector(nm.dst, n) || !f32_vector(ml.dst, n) ||
+      !f32_vector(nw, n) || !quantized_by_next(g, i + 4, ml) || matvec_residual(g.nodes[i + 4]) ||
+      overlap(sum, nw) || !same_or_apart(nm.dst, ml.dst))
     return false;
   for (const pi_tensor* o : {&nm.dst, &ml.dst}) {
     if (!same_or_apart(*o, sum) || overlap(*o, nw)) return false;

@@ -1019,33 +1019,33 @@ void launch_quantize_act(const View& a, int ncols, const ActQuantPtrs& q, cudaSt
   launch_pdl(quantize_act, static_cast<unsigned>((warps + 7) / 8), 256, 0, stream, a, ncols, q);
 }
 
-ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols, bool residual) {
-  const size_t codes = (static_cast<size_t>(ncols * k) + 255) / 256 * 256;
-  float* ad = reinterpret_cast<float*>(scratch + 2 * codes);
-  return {reinterpret_cast<int8_t*>(scratch),
-          residual ? reinterpret_cast<int8_t*>(scratch + codes) : nullptr, ad,
-          ad + ncols * (k / 32)};
-}
-
 namespace {
+
+size_t align256(size_t b) {
+  return (b + 255) / 256 * 256;
+}
 
 // Bytes of a matrix-vector product's 8-bit activations in scratch.
 size_t act_quant_bytes(int64_t k, int64_t cols) {
-  const size_t codes = (static_cast<size_t>(cols * k) + 255) / 256 * 256;
+  const size_t codes = align256(static_cast<size_t>(cols * k));
   return 2 * codes + 2 * static_cast<size_t>(cols * (k / 32)) * sizeof(float);
 }
 
 // Bytes of a kMatvecNormQ product's blocks of its n rows and their Σ sum²,
 // 256-aligned, after its own activations' (act_quant_bytes(k, 1)).
 size_t norm_q_bytes(int64_t n) {
-  return (act_quant_bytes(n, 1) + static_cast<size_t>(n / 32) * sizeof(float) + 255) / 256 * 256;
-}
-
-size_t align256(size_t b) {
-  return (b + 255) / 256 * 256;
+  return align256(act_quant_bytes(n, 1) + static_cast<size_t>(n / 32) * sizeof(float));
 }
 
 }  // namespace
+
+ActQuantPtrs act_quant_at(uint8_t* scratch, int64_t k, int64_t ncols, bool residual) {
+  const size_t codes = align256(static_cast<size_t>(ncols * k));
+  float* ad = reinterpret_cast<float*>(scratch + 2 * codes);
+  return {reinterpret_cast<int8_t*>(scratch),
+          residual ? reinterpret_cast<int8_t*>(scratch + codes) : nullptr, ad,
+          ad + ncols * (k / 32)};
+}
 
 size_t matvec_scratch(uint32_t type, int64_t k, int64_t ncols, int64_t batches, int64_t rows) {
   const int64_t wne[4] = {k, rows, 1, 1}, ane[4] = {k, ncols, batches, 1};

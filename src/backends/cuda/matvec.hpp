@@ -75,8 +75,11 @@ struct MatvecNormQ {
   unsigned* counts = nullptr;
 };
 
-// The product of one activation column a with w (quantized) into d, and
-// e's nodes; false when the fast path does not take it (nothing launched).
+// d[n] = Σ_k w[k, n] · a[k] for one activation column a [k] (float32) and
+// quantized weights w [k, rows] of `type` (Q4_0, Q4_K, Q6_K, Q8_0; rows a
+// multiple of 128, at most kMaxNormQRows), d [rows] float32, then e's nodes;
+// false, with nothing launched, when the fast path does not take it or the
+// activation cache holds blocks away from the start of scratch.
 bool launch_matvec_norm_q(const View& w, const View& d, uint32_t type, const View& a,
                           const MatvecNormQ& e, const MatvecEnv& env);
 
