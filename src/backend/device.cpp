@@ -34,6 +34,15 @@ void BackendDevice::submit(const pi_graph& graph) const {
   check(vt_.graph_submit(stream_, &graph), "graph submit");
 }
 
+bool BackendDevice::prepare(const pi_graph& graph) const {
+  return vt_.graph_prepare != nullptr && vt_.graph_submit_prepared != nullptr &&
+         vt_.graph_prepare(stream_, &graph) == PI_OK;
+}
+
+void BackendDevice::submit_prepared() const {
+  check(vt_.graph_submit_prepared(stream_), "graph submit");
+}
+
 void BackendDevice::sync() const {
   check(vt_.stream_sync(stream_), "stream sync");
 }

@@ -27,6 +27,10 @@ class BackendDevice {
   void check(pi_status s, const char* what) const;
   bool supports(const pi_node& node) const { return vt_.supports(dev_, &node) != 0; }
   void submit(const pi_graph& graph) const;
+  // graph_prepare (abi.h): false where the backend has none or declines the
+  // graph (the caller then submits it with submit()).
+  bool prepare(const pi_graph& graph) const;
+  void submit_prepared() const;
   void sync() const;
 
  private:

@@ -1,7 +1,10 @@
 #include "graph/executor.hpp"
 
 #include <algorithm>
+#include <string>
 #include <utility>
+
+#include "polyinfer/error.hpp"
 
 namespace polyinfer {
 
@@ -37,6 +40,10 @@ const BackendDevice& GraphExecutor::device_of(const Graph& graph, TensorId t) co
 }
 
 pi_tensor GraphExecutor::to_abi(const Graph& graph, TensorId t) const {
+  return to_abi(graph, plan_, t);
+}
+
+pi_tensor GraphExecutor::to_abi(const Graph& graph, const MemoryPlan& plan, TensorId t) const {
   const GraphTensor& g = graph.tensor(t);
   const GraphTensor& owner = graph.tensor(g.base);
   pi_tensor out{};
@@ -48,17 +55,9 @@ pi_tensor GraphExecutor::to_abi(const Graph& graph, TensorId t) const {
     out.offset = g.offset;
   } else {
     out.buffer = arena(owner.device).handle();
-    out.offset = plan_.offset[g.base] + g.offset;
+    out.offset = plan.offset[g.base] + g.offset;
   }
   return out;
-}
-
-void GraphExecutor::flush(int device) {
-  if (pending_.empty()) return;
-  const pi_graph g{pending_.data(), static_cast<uint32_t>(pending_.size())};
-  devices_[device]->submit(g);
-  busy_[device] = true;
-  pending_.clear();
 }
 
 namespace {
@@ -73,27 +72,63 @@ const uint8_t* host_bytes(const BackendDevice& dev, const pi_tensor& t) {
 
 }  // namespace
 
-void GraphExecutor::copy(const Graph& graph, const GraphNode& n) {
-  const pi_tensor from = to_abi(graph, n.src[0]), to = to_abi(graph, n.dst);
-  const BackendDevice& src = device_of(graph, n.src[0]);
-  const BackendDevice& dst = device_of(graph, n.dst);
-  const uint64_t bytes = graph.nbytes(n.src[0]);
-  if (const uint8_t* host = host_bytes(src, from)) {
+std::vector<GraphExecutor::Segment> GraphExecutor::lay_out(const Graph& graph,
+                                                           const MemoryPlan& plan) const {
+  std::vector<Segment> segs;
+  for (const GraphNode& n : graph.nodes()) {
+    if (n.kind == NodeKind::kCopy) {
+      Segment c;
+      c.copy = true;
+      c.device = graph.tensor(graph.tensor(n.src[0]).base).device;
+      c.dst_device = graph.tensor(graph.tensor(n.dst).base).device;
+      c.from = to_abi(graph, plan, n.src[0]);
+      c.to = to_abi(graph, plan, n.dst);
+      c.bytes = graph.nbytes(n.src[0]);
+      segs.push_back(c);
+      continue;
+    }
+    if (segs.empty() || segs.back().copy || segs.back().device != n.device) {
+      segs.emplace_back();
+      segs.back().device = n.device;
+    }
+    pi_node node{};
+    node.op = n.op;
+    for (int s = 0; s < PI_MAX_SRC; ++s) {
+      if (n.src[s] >= 0) {
+        node.src[s] = to_abi(graph, plan, n.src[s]);
+        node.n_src = static_cast<uint32_t>(s + 1);
+      }
+    }
+    node.dst = to_abi(graph, plan, n.dst);
+    std::copy(n.i.begin(), n.i.end(), node.i);
+    std::copy(n.f.begin(), n.f.end(), node.f);
+    segs.back().nodes.push_back(node);
+  }
+  return segs;
+}
+
+void GraphExecutor::copy(const Segment& c) {
+  const BackendDevice& src = *devices_[c.device];
+  const BackendDevice& dst = *devices_[c.dst_device];
+  if (const uint8_t* host = host_bytes(src, c.from)) {
     // Written from the CPU arena itself once its stream is done, with no
     // staging copy first: a 512-token prompt's 8 MB of llama-8b embeddings
     // took 2.1-2.3 ms through staging, 0.9-1.1 ms without (H200 host), the GPU
     // idle behind them.
     src.sync();
-    dst.check(dst.vt().buffer_write(dst.stream(), to.buffer, to.offset, host, bytes), "copy in");
-  } else {
-    staging_.resize(bytes);
-    // buffer_read waits for the source stream's earlier work (abi.h).
-    src.check(src.vt().buffer_read(src.stream(), from.buffer, from.offset, staging_.data(), bytes),
-              "copy out");
-    dst.check(dst.vt().buffer_write(dst.stream(), to.buffer, to.offset, staging_.data(), bytes),
+    dst.check(dst.vt().buffer_write(dst.stream(), c.to.buffer, c.to.offset, host, c.bytes),
               "copy in");
+  } else {
+    staging_.resize(c.bytes);
+    // buffer_read waits for the source stream's earlier work (abi.h).
+    src.check(
+        src.vt().buffer_read(src.stream(), c.from.buffer, c.from.offset, staging_.data(), c.bytes),
+        "copy out");
+    dst.check(
+        dst.vt().buffer_write(dst.stream(), c.to.buffer, c.to.offset, staging_.data(), c.bytes),
+        "copy in");
   }
-  busy_[graph.tensor(graph.tensor(n.dst).base).device] = true;
+  busy_[c.dst_device] = true;
 }
 
 void GraphExecutor::run(const Graph& graph, std::span<const HostInput> inputs) {
@@ -101,7 +136,41 @@ void GraphExecutor::run(const Graph& graph, std::span<const HostInput> inputs) {
   finish();
 }
 
+bool GraphExecutor::fits(const MemoryPlan& plan) const {
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    if (arena(static_cast<int>(d)).size() < plan.arena_bytes[d]) return false;
+  }
+  return true;
+}
+
+void GraphExecutor::write_inputs(const Graph& graph, std::span<const HostInput> inputs) {
+  for (const HostInput& in : inputs) {
+    const pi_tensor t = to_abi(graph, in.id);
+    const BackendDevice& dev = device_of(graph, in.id);
+    dev.check(dev.vt().buffer_write(dev.stream(), t.buffer, t.offset, in.data, graph.nbytes(in.id)),
+              "write input");
+  }
+}
+
+void GraphExecutor::launch(const std::vector<Segment>& segs, const std::vector<bool>& prepared) {
+  for (const Segment& seg : segs) {
+    if (seg.copy) {
+      copy(seg);
+      continue;
+    }
+    const BackendDevice& dev = *devices_[seg.device];
+    if (prepared[seg.device]) {
+      dev.submit_prepared();
+    } else {
+      const pi_graph g{seg.nodes.data(), static_cast<uint32_t>(seg.nodes.size())};
+      dev.submit(g);
+    }
+    busy_[seg.device] = true;
+  }
+}
+
 void GraphExecutor::start(const Graph& graph, MemoryPlan plan, std::span<const HostInput> inputs) {
+  prepared_.reset();
   plan_ = std::move(plan);
   for (size_t d = 0; d < devices_.size(); ++d) {
     const uint64_t have = arena(static_cast<int>(d)).size();
@@ -114,34 +183,32 @@ void GraphExecutor::start(const Graph& graph, MemoryPlan plan, std::span<const H
       grow(d, (want + kMiB - 1) / kMiB * kMiB);
     }
   }
-  for (const HostInput& in : inputs) {
-    const pi_tensor t = to_abi(graph, in.id);
-    const BackendDevice& dev = device_of(graph, in.id);
-    dev.check(dev.vt().buffer_write(dev.stream(), t.buffer, t.offset, in.data, graph.nbytes(in.id)),
-              "write input");
+  write_inputs(graph, inputs);
+  launch(lay_out(graph, plan_), std::vector<bool>(devices_.size(), false));
+}
+
+void GraphExecutor::prepare(const Graph& graph, const MemoryPlan& plan) {
+  prepared_.reset();
+  if (!fits(plan)) return;  // start() will grow an arena: new addresses
+  Prepared p{plan, lay_out(graph, plan), std::vector<bool>(devices_.size(), false)};
+  std::vector<int> runs(devices_.size(), 0);
+  for (const Segment& seg : p.segments) runs[seg.device] += !seg.copy;
+  // One prepared graph per stream: a device with two runs of nodes submits both.
+  for (const Segment& seg : p.segments) {
+    if (seg.copy || runs[seg.device] != 1) continue;
+    const pi_graph g{seg.nodes.data(), static_cast<uint32_t>(seg.nodes.size())};
+    p.ready[seg.device] = devices_[seg.device]->prepare(g);
   }
-  pending_device_ = -1;
-  for (const GraphNode& n : graph.nodes()) {
-    if (n.device != pending_device_ || n.kind == NodeKind::kCopy) flush(pending_device_);
-    pending_device_ = n.device;
-    if (n.kind == NodeKind::kCopy) {
-      copy(graph, n);
-      continue;
-    }
-    pi_node node{};
-    node.op = n.op;
-    for (int s = 0; s < PI_MAX_SRC; ++s) {
-      if (n.src[s] >= 0) {
-        node.src[s] = to_abi(graph, n.src[s]);
-        node.n_src = static_cast<uint32_t>(s + 1);
-      }
-    }
-    node.dst = to_abi(graph, n.dst);
-    std::copy(n.i.begin(), n.i.end(), node.i);
-    std::copy(n.f.begin(), n.f.end(), node.f);
-    pending_.push_back(node);
-  }
-  flush(pending_device_);
+  prepared_ = std::move(p);
+}
+
+void GraphExecutor::start_prepared(const Graph& graph, std::span<const HostInput> inputs) {
+  if (!prepared_) throw Error(ErrorCode::kInvalidArgument, "start_prepared: no graph prepared");
+  Prepared p = std::move(*prepared_);
+  prepared_.reset();
+  plan_ = std::move(p.plan);
+  write_inputs(graph, inputs);
+  launch(p.segments, p.ready);
 }
 
 void GraphExecutor::finish() {
@@ -156,6 +223,24 @@ void GraphExecutor::read(const Graph& graph, TensorId t, void* dst) const {
   const BackendDevice& dev = device_of(graph, t);
   dev.check(dev.vt().buffer_read(dev.stream(), a.buffer, a.offset, dst, graph.nbytes(t)),
             "read output");
+}
+
+std::span<const uint8_t> GraphExecutor::read_back(const Graph& graph, TensorId t) {
+  const uint64_t bytes = graph.nbytes(t);
+  const BackendDevice& dev = device_of(graph, t);
+  const BackendDevice* pin = dev.info().kind == PI_DEVICE_CPU ? nullptr : &dev;
+  if (readback_.data() == nullptr || readback_.size() < bytes || readback_dev_ != pin) {
+    readback_ = PinnedHost();  // free first: the old and new memory need not coexist
+    readback_ =
+        PinnedHost::allocate(pin ? std::span(&pin, 1) : std::span<const BackendDevice*>(), bytes);
+    readback_dev_ = pin;
+    if (readback_.data() == nullptr) {
+      throw Error(ErrorCode::kBackend,
+                  "no host memory for " + std::to_string(bytes) + " bytes of output");
+    }
+  }
+  read(graph, t, readback_.data());
+  return {static_cast<const uint8_t*>(readback_.data()), bytes};
 }
 
 }  // namespace polyinfer

@@ -159,10 +159,13 @@ struct Session::Impl {
     return ms(t0, t2);
   }
 
-  // The graph of the pass at n_past: the one built ahead if it matches.
-  Step take_step(int64_t n, bool all_logits) {
+  // The graph of the pass at n_past: the one built ahead if it matches
+  // (*was_ahead).
+  Step take_step(int64_t n, bool all_logits, bool* was_ahead) {
     Step step;
-    if (ahead && ahead->n_tokens == n && ahead->n_past == n_past && ahead->all_logits == all_logits)
+    *was_ahead =
+        ahead && ahead->n_tokens == n && ahead->n_past == n_past && ahead->all_logits == all_logits;
+    if (*was_ahead)
       step = std::move(*ahead);
     else
       build_step(n, n_past, all_logits, step);
@@ -178,17 +181,27 @@ struct Session::Impl {
     if (n != 1 || n_past + 2 > n_ctx) return 0;
     ahead.emplace();
     try {
-      return build_step(1, n_past + 1, all_logits, *ahead);
+      const auto t0 = Clock::now();
+      build_step(1, n_past + 1, all_logits, *ahead);
+      exec.prepare(ahead->sg.graph, ahead->plan);
+      return ms(t0, Clock::now());
     } catch (const Error&) {
       ahead.reset();  // the next pass builds its own graph, and reports what fails
       return 0;
     }
   }
 
-  // One forward pass; logits of all its tokens (or its last) appended to `out`.
-  void forward(std::span<const int32_t> tokens, bool all_logits, std::vector<float>& out) {
+  // One forward pass. With all_logits, appends the logits of all its tokens
+  // to `logits`. Otherwise, with `want`, returns its last token's logits in
+  // the executor's read-back memory: page-locked by the GPU that computes
+  // them, so that a decode step's logits come back by DMA (a prompt's logits
+  // of every token go to pageable memory: a page-locked 263 MB for llama-8b's
+  // 512 would stay locked for the session). Without, reads nothing (a prompt
+  // chunk before the last).
+  std::span<const float> forward(std::span<const int32_t> tokens, bool all_logits, bool want) {
     const int64_t n = static_cast<int64_t>(tokens.size());
-    Step step = take_step(n, all_logits);
+    bool was_ahead = false;
+    Step step = take_step(n, all_logits, &was_ahead);
     const ForwardGraph& fg = step.fg;
     std::vector<int32_t> pos(n);
     for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(n_past + i);
@@ -202,22 +215,32 @@ struct Session::Impl {
         {fg.tokens, tokens.data()}, {fg.positions, pos.data()}, {fg.mask, mask.data()}};
     report(step.sg.notes);
     const auto t2 = Clock::now();
-    exec.start(step.sg.graph, std::move(step.plan), inputs);
+    if (was_ahead && exec.prepared())
+      exec.start_prepared(step.sg.graph, inputs);
+    else
+      exec.start(step.sg.graph, std::move(step.plan), inputs);
     const double ahead_ms = build_ahead(n, all_logits);
     const auto t3 = Clock::now();
-    const size_t at = out.size();
-    out.resize(at + step.sg.graph.nbytes(fg.logits) / sizeof(float));
     // The logits before finish(): buffer_read waits for its stream's earlier
     // work itself, so the last node and the copy back cost one wait, not a
     // wait and then a copy submitted after it (on Vulkan a second round trip
     // to the GPU, 60-120 us per token on the H200).
-    exec.read(step.sg.graph, fg.logits, out.data() + at);
+    std::span<const float> last;
+    if (all_logits) {
+      const size_t at = logits.size();
+      logits.resize(at + step.sg.graph.nbytes(fg.logits) / sizeof(float));
+      exec.read(step.sg.graph, fg.logits, logits.data() + at);
+    } else if (want) {
+      const std::span<const uint8_t> b = exec.read_back(step.sg.graph, fg.logits);
+      last = {reinterpret_cast<const float*>(b.data()), b.size() / sizeof(float)};
+    }
     exec.finish();
     n_past += n;
     const auto t4 = Clock::now();
     times.passes += 1;
     times.run_ms += ms(t2, t3) - ahead_ms;
     times.read_ms += ms(t3, t4);
+    return last;
   }
 
   void report(const std::vector<std::string>& notes) {
@@ -317,13 +340,13 @@ std::span<const float> Session::eval(std::span<const int32_t> tokens, bool all_l
   Impl& s = *impl_;
   s.check_tokens(tokens);
   s.logits.clear();
+  std::span<const float> last;
   for (size_t at = 0; at < tokens.size(); at += static_cast<size_t>(s.n_batch)) {
     const size_t n = std::min(tokens.size() - at, static_cast<size_t>(s.n_batch));
-    const bool last = at + n == tokens.size();
-    std::vector<float> discard;
-    s.forward(tokens.subspan(at, n), all_logits, all_logits || last ? s.logits : discard);
+    const bool is_last = at + n == tokens.size();
+    last = s.forward(tokens.subspan(at, n), all_logits, is_last);
   }
-  return s.logits;
+  return all_logits ? std::span<const float>(s.logits) : last;
 }
 
 void Session::reset() {

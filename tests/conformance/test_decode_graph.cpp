@@ -21,7 +21,6 @@
 //     or unwritten (NaN-poisoned) value.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -175,8 +174,12 @@ class Layer {
 
   // Writes the token's inputs, poisons the arena, submits the step at n_kv
   // and reads back what it wrote; the name of a node the device does not
-  // support, and no result, if any.
-  Result step(const Inputs& in, int64_t n_kv, std::string* unsupported) const {
+  // support, and no result, if any. With `ahead`, as a model runs decode
+  // steps (docs/RUNTIME.md): this step's graph is submitted through
+  // graph_submit_prepared where the last step prepared it (abi.h), and the
+  // next step's graph is prepared after this one is submitted, before its
+  // outputs are read (a backend without graph_prepare submits as usual).
+  Result step(const Inputs& in, int64_t n_kv, std::string* unsupported, bool ahead = false) const {
     const std::vector<pi_node> g = graph(in, n_kv);
     for (const pi_node& n : g) {
       if (!dev_.supports(n)) {
@@ -190,7 +193,16 @@ class Layer {
     }
     const std::vector<uint8_t> poison(kSlots * kSlot, 0xFF);
     arena_.write(0, poison.data(), poison.size());
-    dev_.submit(pi_graph{g.data(), static_cast<uint32_t>(g.size())});
+    if (ahead && prepared_n_kv_ == n_kv) {
+      dev_.submit_prepared();
+    } else {
+      dev_.submit(pi_graph{g.data(), static_cast<uint32_t>(g.size())});
+    }
+    if (ahead) {
+      next_ = graph(in, n_kv + 1);
+      const bool took = dev_.prepare(pi_graph{next_.data(), static_cast<uint32_t>(next_.size())});
+      prepared_n_kv_ = took ? n_kv + 1 : -1;
+    }
     Result r;
     r.arena.resize(kSlots * kEmbd);
     arena_.read(0, r.arena.data(), kSlots * kSlot);
@@ -286,6 +298,8 @@ class Layer {
 
   bool rk_apart_;  // ROPE K's output in slot kRk, not over Q
   const BackendDevice& dev_;
+  mutable std::vector<pi_node> next_;   // the graph prepared for the next step
+  mutable int64_t prepared_n_kv_ = -1;  // its n_kv, -1 when none
   DeviceBuffer x_, res_, wn_, wq_, wk_, wv_, wo_, wg_, wu_, wd_, kc_, vc_, mask_, pos_, wn2_, wn3_,
       wout_, arena_;
 };
@@ -385,7 +399,10 @@ TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
 // the attention's output by a quarter or more. Every step against the same
 // backend with fusion=0 (as above) and the CPU: 1e-1 of the largest
 // magnitude, since the cache rows each backend wrote at the earlier steps
-// carry its own rounding into the later ones.
+// carry its own rounding into the later ones. And against the same backend
+// on a stream of its own where each step's graph is prepared while the step
+// before runs (graph_prepare, abi.h; CUDA plans it for a stream the host has
+// synchronized by the launch), as the runtime runs decode steps.
 TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
   constexpr int kSteps = 5;
   constexpr int64_t kWindow = 4;
@@ -395,8 +412,10 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
   const BackendDevice& dev = backend().device();
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
+  // A stream of its own: a submit on fused_layer's would drop what it prepared.
+  const BackendDevice ahead(dev.vt(), 0, backend().options());
   const Layer fused_layer(dev, in, rk_apart), unfused_layer(unfused, in, rk_apart),
-      cpu_layer(cpu, in, rk_apart);
+      cpu_layer(cpu, in, rk_apart), ahead_layer(ahead, in, rk_apart);
   const bool quantized = wtype != GgmlType::F16;
   for (int64_t n_kv = n_kv0; n_kv < n_kv0 + kSteps; ++n_kv) {
     new_token(in, n_kv, rng, kWindow);
@@ -408,6 +427,8 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
     compare(fused, unfused_layer.step(in, n_kv, &unsupported), quantized, rk_apart, 0.0,
             at + "fusion=0");
     compare(fused, cpu_layer.step(in, n_kv, &unsupported), quantized, rk_apart, 1e-1, at + "cpu");
+    compare(fused, ahead_layer.step(in, n_kv, &unsupported, true), quantized, rk_apart, 0.0,
+            at + "prepared ahead");
   }
 }
 

@@ -69,7 +69,7 @@ static pi_status stub_graph_submit(pi_stream s, const pi_graph* graph) {
     abi, name, probe, device_count, device_info, stub_device_open, stub_device_close, \
         stub_last_error, stub_buffer_alloc, stub_buffer_wrap_host, stub_buffer_free,  \
         stub_buffer_map, stub_buffer_write, stub_buffer_read, stub_stream_create,     \
-        stub_stream_destroy, stub_stream_sync, stub_supports, stub_graph_submit       \
+        stub_stream_destroy, stub_stream_sync, stub_supports, stub_graph_submit, NULL, NULL \
   }
 
 #endif

@@ -5,13 +5,17 @@
 // reads memory nobody wrote); the first refuses some ops by a fake supports().
 // The executor's CPU arena beside an accelerator is page-locked by it
 // (graph/host_arena.hpp): a CPU device that reports itself a GPU and records
-// what it wraps stands in for one.
+// what it wraps stands in for one; it also keeps the graphs the executor
+// prepares ahead (GraphExecutor::prepare) and runs them when asked.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <set>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "backend/device.hpp"
@@ -108,12 +112,35 @@ void pinning_free(pi_buffer buf) {
   polyinfer_cpu_backend_entry()->buffer_free(buf);
 }
 
+// The stand-in also has graph_prepare (abi.h): it keeps the prepared graph
+// and runs it on graph_submit_prepared.
+struct Prep {
+  pi_graph graph{};
+  int prepares = 0, prepared_submits = 0;
+};
+Prep g_prep;
+
+pi_status keep_prepared(pi_stream, const pi_graph* g) {
+  g_prep.graph = *g;
+  ++g_prep.prepares;
+  return PI_OK;
+}
+
+pi_status submit_kept(pi_stream s) {
+  if (g_prep.graph.nodes == nullptr) return PI_ERR_INVALID;
+  ++g_prep.prepared_submits;
+  const pi_graph g = std::exchange(g_prep.graph, pi_graph{});
+  return polyinfer_cpu_backend_entry()->graph_submit(s, &g);
+}
+
 const pi_backend_vtable& pinning_backend() {
   static const pi_backend_vtable vt = [] {
     pi_backend_vtable v = *polyinfer_cpu_backend_entry();
     v.device_info = pinning_info;
     v.buffer_wrap_host = pinning_wrap;
     v.buffer_free = pinning_free;
+    v.graph_prepare = keep_prepared;
+    v.graph_submit_prepared = submit_kept;
     return v;
   }();
   return vt;
@@ -131,9 +158,12 @@ struct Rig {
 };
 
 // Runs the net over m tokens on the rig as scheduled; weights and cache in host
-// memory (the CPU backend's buffers are host pointers).
+// memory (the CPU backend's buffers are host pointers). With `back`, also
+// reads the output through GraphExecutor::read_back. With `prepare`, through
+// GraphExecutor::prepare and start_prepared, where prepare takes it.
 Result run_on(Rig& rig, const std::set<pi_op>& refused, double min_flops_per_byte,
-              ScheduledGraph* seen, int64_t m = 3) {
+              ScheduledGraph* seen, int64_t m = 3, std::span<const uint8_t>* back = nullptr,
+              bool prepare = false) {
   const int64_t k = 64, n = 48;
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -145,8 +175,15 @@ Result run_on(Rig& rig, const std::set<pi_op>& refused, double min_flops_per_byt
   Net net = build_net(store, r.cache, k, n, m);
   ScheduledGraph sg = schedule(net.g, devices(refused), options(min_flops_per_byte));
   const HostInput in[] = {{net.x, x.data()}};
-  rig.exec.run(sg.graph, in);
+  const MemoryPlan plan = plan_memory(sg.graph, 2);
+  if (prepare) rig.exec.prepare(sg.graph, plan);
+  if (prepare && rig.exec.prepared())
+    rig.exec.start_prepared(sg.graph, in);
+  else
+    rig.exec.start(sg.graph, plan, in);
+  rig.exec.finish();
   rig.exec.read(sg.graph, net.out, r.out.data());
+  if (back) *back = rig.exec.read_back(sg.graph, net.out);
   if (seen) *seen = std::move(sg);
   return r;
 }
@@ -226,6 +263,65 @@ TEST(Scheduler, AnAcceleratorPinsTheCpuArena) {
   EXPECT_GT(g_pins.wrapped[1].second, g_pins.wrapped[0].second);
   pinning.reset();
   EXPECT_EQ(g_pins.released, 2);
+}
+
+// read_back (a decode step's logits): the output's bytes in host memory that
+// the output's device page-locks once and keeps; an output on the CPU is read
+// into memory no device wraps.
+TEST(Scheduler, ReadBackUsesMemoryTheOutputsDevicePins) {
+  g_pins = Pins{};
+  Rig rig(&pinning_backend());
+  std::span<const uint8_t> first, back;
+  for (int i = 0; i < 2; ++i) {
+    const Result r = run_on(rig, {}, 8.0, nullptr, 3, &back);
+    ASSERT_EQ(back.size(), r.out.size() * sizeof(float));
+    EXPECT_EQ(std::memcmp(back.data(), r.out.data(), back.size()), 0);
+    if (i == 0) first = back;
+  }
+  EXPECT_EQ(back.data(), first.data());  // kept, not allocated again
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(back.data()) % 4096, 0u);
+  // Wraps of p recorded from the from-th on (freed memory may come back at an
+  // address wrapped before).
+  auto pins_of = [](const uint8_t* p, size_t from) {
+    int pins = 0;
+    for (size_t i = from; i < g_pins.wrapped.size(); ++i) pins += g_pins.wrapped[i].first == p;
+    return pins;
+  };
+  EXPECT_EQ(pins_of(back.data(), 0), 1);
+  const size_t before = g_pins.wrapped.size();
+  ScheduledGraph s;
+  const Result r = run_on(rig, {PI_OP_ADD}, 0.0, &s, 3, &back);  // the output on the CPU
+  ASSERT_EQ(s.graph.nodes().back().device, kCpu);
+  EXPECT_EQ(std::memcmp(back.data(), r.out.data(), back.size()), 0);
+  EXPECT_EQ(pins_of(back.data(), before), 0);
+}
+
+// A graph prepared while the devices hold the last one's arena (a decode
+// step's next graph) runs through the backend's graph_submit_prepared and
+// computes what start() computes; prepare() declines a graph that needs a
+// larger arena (start() would move it), and start() drops what was prepared.
+TEST(Scheduler, APreparedGraphRunsAsAStartedOne) {
+  g_prep = Prep{};
+  Rig plain, rig(&pinning_backend());
+  ScheduledGraph s;
+  run_on(rig, {}, 8.0, &s, 3, nullptr, true);  // no arena yet: not prepared
+  EXPECT_EQ(g_prep.prepares, 0);
+  for (const int64_t m : {3, 2}) {
+    const Result want = run_on(plain, {}, 8.0, nullptr, m);
+    const Result got = run_on(rig, {}, 8.0, nullptr, m, nullptr, true);
+    EXPECT_EQ(got.out, want.out) << m << " tokens";
+    EXPECT_EQ(got.cache, want.cache) << m << " tokens";
+  }
+  EXPECT_EQ(g_prep.prepares, 2);
+  EXPECT_EQ(g_prep.prepared_submits, 2);
+  rig.exec.prepare(s.graph, plan_memory(s.graph, 2));
+  ASSERT_TRUE(rig.exec.prepared());
+  const Result want = run_on(plain, {}, 8.0, nullptr, 2);
+  const Result got = run_on(rig, {}, 8.0, nullptr, 2);  // start(): drops it
+  EXPECT_EQ(got.out, want.out);
+  EXPECT_FALSE(rig.exec.prepared());
+  EXPECT_EQ(g_prep.prepared_submits, 2);
+  EXPECT_THROW(rig.exec.start_prepared(s.graph, {}), Error);
 }
 
 TEST(Scheduler, IntensityComesFromTheEnvironment) {

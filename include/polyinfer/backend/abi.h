@@ -24,7 +24,7 @@ extern "C" {
 
 /* Bumped on any incompatible change; the host refuses a plugin whose
  * vtable->abi_version differs. */
-#define PI_ABI_VERSION 1u
+#define PI_ABI_VERSION 2u
 /* Symbol every plugin exports: const pi_backend_vtable* polyinfer_backend_entry(void) */
 #define PI_ENTRY_SYMBOL "polyinfer_backend_entry"
 
@@ -147,6 +147,20 @@ typedef struct pi_backend_vtable {
   /* Enqueue the graph on the stream; may return before it finishes. The
    * graph memory may be reused by the caller once this returns. */
   pi_status (*graph_submit)(pi_stream s, const pi_graph* graph);
+  /* Optional (NULL where a backend has no host work worth doing ahead; then
+   * the host calls graph_submit). The host work of submitting the graph
+   * (checks, planning, cache lookups) done ahead, while the stream's earlier
+   * work still runs: a decode step's next graph, prepared while the GPU runs
+   * this one. Enqueues nothing and touches no buffer. The caller keeps
+   * graph->nodes unchanged and alive until graph_submit_prepared or
+   * graph_submit on s, which drop it; a second graph_prepare replaces it.
+   * Fails as graph_submit would for a node the device cannot run. */
+  pi_status (*graph_prepare)(pi_stream s, const pi_graph* graph);
+  /* With graph_prepare: enqueues the graph of the last graph_prepare on s as
+   * graph_submit would, ordered after everything enqueued on s before this
+   * call (buffer_write of its inputs included). PI_ERR_INVALID when none is
+   * prepared. */
+  pi_status (*graph_submit_prepared)(pi_stream s);
 } pi_backend_vtable;
 
 typedef const pi_backend_vtable* (*pi_backend_entry_fn)(void);

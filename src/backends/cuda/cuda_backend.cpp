@@ -261,10 +261,11 @@ pi_status stream_sync(pi_stream s) {
 }
 
 const pi_backend_vtable kVtable{
-    PI_ABI_VERSION, "cuda",       probe,        device_count, device_info,
-    device_open,    device_close, last_error,   buffer_alloc, buffer_wrap_host,
-    buffer_free,    buffer_map,   buffer_write, buffer_read,  stream_create,
-    stream_destroy, stream_sync,  supports,     graph_submit,
+    PI_ABI_VERSION,        "cuda",       probe,        device_count, device_info,
+    device_open,           device_close, last_error,   buffer_alloc, buffer_wrap_host,
+    buffer_free,           buffer_map,   buffer_write, buffer_read,  stream_create,
+    stream_destroy,        stream_sync,  supports,     graph_submit, graph_prepare,
+    graph_submit_prepared,
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,15 @@ struct pi_buffer_s {
   void* host_ptr = nullptr;
 };
 
+namespace polyinfer::cuda {
+// graph_prepare's plan (graph_submit.cpp).
+struct PreparedSubmit;
+void free_prepared(PreparedSubmit* p);
+struct PreparedDeleter {
+  void operator()(PreparedSubmit* p) const { free_prepared(p); }
+};
+}  // namespace polyinfer::cuda
+
 struct pi_stream_s {
   pi_device dev;
   cudaStream_t stream = nullptr;
@@ -63,4 +73,7 @@ struct pi_stream_s {
   // Recorded after a write from page-locked host memory, which waits for it.
   cudaEvent_t written = nullptr;
   std::vector<uint8_t> small_write;  // a short write's pageable copy of its source
+  // The graph of the last graph_prepare, until graph_submit_prepared or a
+  // graph_submit.
+  std::unique_ptr<polyinfer::cuda::PreparedSubmit, polyinfer::cuda::PreparedDeleter> prepared;
 };

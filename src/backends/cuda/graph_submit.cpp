@@ -1,6 +1,8 @@
 #include "backends/cuda/graph_submit.hpp"
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -338,7 +340,9 @@ pi_status capture_and_launch(pi_stream s, const pi_graph& g, const SubmitPlan& p
   return launch_exec(s, exec);
 }
 
-pi_status reserve_scratch(pi_stream s, const pi_graph& g) {
+// Checks that the device runs every node of g; *need is the most scratch
+// one of them takes.
+pi_status check_nodes(pi_stream s, const pi_graph& g, size_t* need) {
   size_t scratch = 0;
   for (uint32_t i = 0; i < g.n_nodes; ++i) {
     const pi_node& n = g.nodes[i];
@@ -347,11 +351,16 @@ pi_status reserve_scratch(pi_stream s, const pi_graph& g) {
                   "CUDA backend: node " + std::to_string(i) + " (" + pi_op_name(n.op) +
                       ") has types or shapes it does not support");
     }
-    const size_t need = kOps[n.op]->scratch(n);
-    scratch = need > scratch ? need : scratch;
+    const size_t need_i = kOps[n.op]->scratch(n);
+    scratch = need_i > scratch ? need_i : scratch;
   }
+  *need = scratch;
+  return PI_OK;
+}
+
+pi_status reserve_scratch(pi_stream s, size_t need) {
   bool moved = false;
-  if (cudaError_t e = s->scratch.reserve(scratch, s->stream, &moved); e != cudaSuccess) {
+  if (cudaError_t e = s->scratch.reserve(need, s->stream, &moved); e != cudaSuccess) {
     return cuda_fail(s->dev, "cudaMalloc (scratch)", e);
   }
   if (moved) s->graphs.clear();
@@ -413,52 +422,128 @@ void mark_written(const pi_graph& g) {
   }
 }
 
-pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
-  StepClock clock(s);
-  cudaSetDevice(s->dev->index);
-  set_pdl_launches(s->dev->pdl);
-  mark_written(g);
-  if (pi_status st = reserve_scratch(s, g); st != PI_OK) return st;
-  clock.step("node checks, scratch");
+// The host work of a submit before it enqueues anything: fused units,
+// per-token fields (for a stream idle or not at the launch) and, for a
+// decode graph with graphs on, its signature and what the cache holds for it.
+struct PlannedSubmit {
   SubmitPlan plan;
-  plan.units = plan_units(g, s->dev->fusion);
-  plan.fields = plan_decode_fields(g, plan.units, kDecodeFieldCapacity, s->idle);
-  s->idle = false;
+  bool keyed = false;  // keys and lk are set
+  GraphKeys keys;
+  GraphCache::Lookup lk;
+};
+
+PlannedSubmit plan_submit(pi_stream s, const pi_graph& g, bool idle, StepClock& clock) {
+  PlannedSubmit p;
+  p.plan.units = plan_units(g, s->dev->fusion);
+  p.plan.fields = plan_decode_fields(g, p.plan.units, kDecodeFieldCapacity, idle);
   clock.step("fused units, per-token fields");
-  if (pi_status st = upload_fields(s, plan.fields); st != PI_OK) return st;
-  clock.step("per-token fields upload");
-  if (!s->dev->graphs) return run_eager(s, g, plan);
-  if (gemm_graph(g)) {
-    *action = "eager (prompt)";
-    return run_eager(s, g, plan);
-  }
-  plan.leaders = unit_leaders(plan.units, g.n_nodes);
-  const GraphKeys keys = graph_keys(g, plan.units, plan.fields, device_address);
+  if (!s->dev->graphs || gemm_graph(g)) return p;
+  p.plan.leaders = unit_leaders(p.plan.units, g.n_nodes);
+  p.keys = graph_keys(g, p.plan.units, p.plan.fields, device_address);
   clock.step("signature");
-  const GraphCache::Lookup lk = s->graphs.lookup(keys, plan.leaders);
+  p.lk = s->graphs.lookup(p.keys, p.plan.leaders);
+  p.keyed = true;
   clock.step("graph cache lookup");
-  switch (lk.action) {
+  return p;
+}
+
+// Enqueues a planned submit: the per-token fields' upload, then the cached
+// executable, a patched or new capture, or the nodes one by one.
+pi_status launch_planned(pi_stream s, const pi_graph& g, const PlannedSubmit& p, StepClock& clock,
+                         const char** action) {
+  if (pi_status st = upload_fields(s, p.plan.fields); st != PI_OK) return st;
+  clock.step("per-token fields upload");
+  if (!p.keyed) {
+    if (s->dev->graphs) *action = "eager (prompt)";
+    return run_eager(s, g, p.plan);
+  }
+  switch (p.lk.action) {
     case GraphCache::Action::kReplay: {
       *action = "replay";
-      const pi_status st = launch_exec(s, lk.exec);
+      const pi_status st = launch_exec(s, p.lk.exec);
       clock.step("replay: cudaGraphLaunch");
       return st;
     }
     case GraphCache::Action::kPatch:
-      if (try_patch(s, g, plan, keys, lk)) {
+      if (try_patch(s, g, p.plan, p.keys, p.lk)) {
         *action = "patch + replay";
-        return launch_exec(s, lk.exec);
+        return launch_exec(s, p.lk.exec);
       }
       *action = "capture (patch failed)";
-      return capture_and_launch(s, g, plan, keys);
+      return capture_and_launch(s, g, p.plan, p.keys);
     case GraphCache::Action::kCapture:
       *action = "capture";
-      return capture_and_launch(s, g, plan, keys);
+      return capture_and_launch(s, g, p.plan, p.keys);
     case GraphCache::Action::kEager:
       break;
   }
   *action = "eager";
-  return run_eager(s, g, plan);
+  return run_eager(s, g, p.plan);
+}
+
+pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
+  StepClock clock(s);
+  cudaSetDevice(s->dev->index);
+  set_pdl_launches(s->dev->pdl);
+  s->prepared.reset();  // planned against a cache this submit may change
+  mark_written(g);
+  size_t need = 0;
+  if (pi_status st = check_nodes(s, g, &need); st != PI_OK) return st;
+  if (pi_status st = reserve_scratch(s, need); st != PI_OK) return st;
+  clock.step("node checks, scratch");
+  const PlannedSubmit p = plan_submit(s, g, s->idle, clock);
+  s->idle = false;
+  return launch_planned(s, g, p, clock, action);
+}
+
+}  // namespace
+
+// graph_prepare's work, kept on the stream for graph_submit_prepared.
+struct PreparedSubmit {
+  pi_graph g;  // the caller keeps the nodes
+  size_t scratch = 0;
+  bool planned = false;  // p is set: the stream's scratch was large enough
+  PlannedSubmit p;
+};
+
+void free_prepared(PreparedSubmit* p) {
+  delete p;
+}
+
+namespace {
+
+// Plans a graph for a launch on an idle stream (the host reads the previous
+// step's output before it submits the next); anything that would touch the
+// stream (a larger scratch) is left to the launch.
+pi_status prepare(pi_stream s, const pi_graph& g) {
+  StepClock clock(s);
+  s->prepared.reset();
+  auto prep = std::unique_ptr<PreparedSubmit, PreparedDeleter>(new PreparedSubmit{g, 0, false, {}});
+  if (pi_status st = check_nodes(s, g, &prep->scratch); st != PI_OK) return st;
+  clock.step("prepare: node checks");
+  if (prep->scratch <= s->scratch.size()) {
+    mark_written(g);
+    prep->p = plan_submit(s, g, /*idle=*/true, clock);
+    prep->planned = true;
+  }
+  s->prepared = std::move(prep);
+  return PI_OK;
+}
+
+// The prepared graph as planned where the stream is idle and the scratch
+// large enough, as a plain submit otherwise.
+pi_status submit_prepared(pi_stream s, const char** action) {
+  if (!s->prepared) {
+    return fail(s->dev, PI_ERR_INVALID, "CUDA backend: no graph prepared on this stream");
+  }
+  const std::unique_ptr<PreparedSubmit, PreparedDeleter> prep = std::move(s->prepared);
+  if (!prep->planned || !s->idle || prep->scratch > s->scratch.size())
+    return submit(s, prep->g, action);
+  StepClock clock(s);
+  cudaSetDevice(s->dev->index);
+  set_pdl_launches(s->dev->pdl);
+  s->idle = false;
+  return launch_planned(s, prep->g, prep->p, clock, action);
 }
 
 }  // namespace
@@ -468,14 +553,30 @@ int supports(pi_device, const pi_node* node) {
 }
 
 // In host profiling, each submit's host time is summed under what it did.
-pi_status graph_submit(pi_stream s, const pi_graph* graph) {
+template <class F>
+pi_status timed(pi_stream s, const char* prefix, F&& f) {
   const char* action = "eager (graphs off)";
-  if (s->dev->profile != ProfileMode::kHost) return submit(s, *graph, &action);
+  if (s->dev->profile != ProfileMode::kHost) return f(&action);
   const auto t0 = std::chrono::steady_clock::now();
-  const pi_status st = submit(s, *graph, &action);
+  const pi_status st = f(&action);
   const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - t0;
-  s->profiler.add_submit(action, ms.count());
+  s->profiler.add_submit((std::string(prefix) + action).c_str(), ms.count());
   return st;
+}
+
+pi_status graph_submit(pi_stream s, const pi_graph* graph) {
+  return timed(s, "", [&](const char** action) { return submit(s, *graph, action); });
+}
+
+pi_status graph_prepare(pi_stream s, const pi_graph* graph) {
+  return timed(s, "", [&](const char** action) {
+    *action = "prepare";
+    return prepare(s, *graph);
+  });
+}
+
+pi_status graph_submit_prepared(pi_stream s) {
+  return timed(s, "prepared: ", [&](const char** action) { return submit_prepared(s, action); });
 }
 
 }  // namespace polyinfer::cuda
