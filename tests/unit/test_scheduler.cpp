@@ -165,7 +165,7 @@ Result run_on(Rig& rig, const std::set<pi_op>& refused, double min_flops_per_byt
               ScheduledGraph* seen, int64_t m = 3, std::span<const uint8_t>* back = nullptr,
               bool prepare = false) {
   const int64_t k = 64, n = 48;
-  std::mt19937 rng(1234);
+  std::mt19937 rng(1234 + static_cast<unsigned>(m));  // other values for another m
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> store(static_cast<size_t>(k + k * n)), x(static_cast<size_t>(k * m));
   for (float& v : store) v = u(rng);

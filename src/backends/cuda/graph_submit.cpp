@@ -1,8 +1,6 @@
 #include "backends/cuda/graph_submit.hpp"
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -500,8 +498,7 @@ pi_status submit(pi_stream s, const pi_graph& g, const char** action) {
 
 // graph_prepare's work, kept on the stream for graph_submit_prepared.
 struct PreparedSubmit {
-  pi_graph g;  // the caller keeps the nodes
-  size_t scratch = 0;
+  pi_graph g;            // the caller keeps the nodes
   bool planned = false;  // p is set: the stream's scratch was large enough
   PlannedSubmit p;
 };
@@ -518,10 +515,11 @@ namespace {
 pi_status prepare(pi_stream s, const pi_graph& g) {
   StepClock clock(s);
   s->prepared.reset();
-  auto prep = std::unique_ptr<PreparedSubmit, PreparedDeleter>(new PreparedSubmit{g, 0, false, {}});
-  if (pi_status st = check_nodes(s, g, &prep->scratch); st != PI_OK) return st;
+  auto prep = std::unique_ptr<PreparedSubmit, PreparedDeleter>(new PreparedSubmit{g, false, {}});
+  size_t need = 0;
+  if (pi_status st = check_nodes(s, g, &need); st != PI_OK) return st;
   clock.step("prepare: node checks");
-  if (prep->scratch <= s->scratch.size()) {
+  if (need <= s->scratch.size()) {
     mark_written(g);
     prep->p = plan_submit(s, g, /*idle=*/true, clock);
     prep->planned = true;
@@ -530,15 +528,15 @@ pi_status prepare(pi_stream s, const pi_graph& g) {
   return PI_OK;
 }
 
-// The prepared graph as planned where the stream is idle and the scratch
-// large enough, as a plain submit otherwise.
+// The prepared graph as planned where it was planned and the stream is idle,
+// as a plain submit otherwise. (The scratch only grows, and only in a
+// graph_submit, which drops the prepared graph: what fit at prepare fits.)
 pi_status submit_prepared(pi_stream s, const char** action) {
   if (!s->prepared) {
     return fail(s->dev, PI_ERR_INVALID, "CUDA backend: no graph prepared on this stream");
   }
   const std::unique_ptr<PreparedSubmit, PreparedDeleter> prep = std::move(s->prepared);
-  if (!prep->planned || !s->idle || prep->scratch > s->scratch.size())
-    return submit(s, prep->g, action);
+  if (!prep->planned || !s->idle) return submit(s, prep->g, action);
   StepClock clock(s);
   cudaSetDevice(s->dev->index);
   set_pdl_launches(s->dev->pdl);
