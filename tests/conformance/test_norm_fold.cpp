@@ -10,7 +10,13 @@
 // Q4_0, Q4_K or Q6_K weights over 4,096-8,192 values, the ADD, RMS_NORM and
 // MUL into the first product's kernel, which quantizes sum · w for the next
 // products (kMatvecNormQ), whose rows are a down projection's 14,336 values
-// or as long as the others; every length is a multiple of 32 (256 for
+// or as long as the others; with Q4_0, Q4_K or Q6_K products after the norm
+// over at most 4,096 values (llama-1b's 2,048; 2,080 for Q4_0, whose last
+// pass of a warp is partly past the row), the ADD into the first product's
+// kernel (any quantized type, Q8_0 too) and the norm into the next products',
+// whose blocks each make the 8-bit blocks of x · w (kMatvecAdd, kNormMatvec;
+// a V of Q6_K after Q4_K products folds it again, one of Q8_0 quantizes the
+// MUL's output); every length is a multiple of 32 (256 for
 // K-quants), as its matrix-vector path needs (tests/unit/test_cuda_fusion.cpp
 // checks that these graphs fold); also with a Q8_0 product before the norm,
 // and with V of another type than Q and K, launched apart: Q6_K, as in
@@ -204,7 +210,12 @@ INSTANTIATE_TEST_SUITE_P(
         Lengths{8192, 8192, false, GgmlType::Q4_0},
         Lengths{4096, 4096, false, GgmlType::Q4_K, GgmlType::Q8_0},
         Lengths{4096, 14336, false, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q6_K},
-        Lengths{4096, 4096, false, GgmlType::Q4_K, std::nullopt, GgmlType::Q8_0}),
+        Lengths{4096, 4096, false, GgmlType::Q4_K, std::nullopt, GgmlType::Q8_0},
+        Lengths{2048, 2048, false, GgmlType::Q4_K}, Lengths{2048, 2048, true, GgmlType::Q6_K},
+        Lengths{2080, 2080, false, GgmlType::Q4_0}, Lengths{2048, 2048, true, GgmlType::Q4_0},
+        Lengths{2048, 8192, true, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q6_K},
+        Lengths{2048, 2048, false, GgmlType::Q4_K, GgmlType::Q8_0},
+        Lengths{2048, 2048, false, GgmlType::Q4_K, std::nullopt, GgmlType::Q8_0}),
     [](const auto& info) { return fold_name(info.param); });
 
 }  // namespace

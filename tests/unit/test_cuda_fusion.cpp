@@ -289,15 +289,6 @@ TEST(CudaFusion, F16NormFoldsIntoProducts) {
       (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kAddNormMul, UnitKind::kMatvecGroup}));
 }
 
-// Quantized products read 8-bit blocks that the norm kernel writes: no fold.
-TEST(CudaFusion, NormFoldNeedsF16Products) {
-  std::vector<pi_node> g = f16_norm_nodes();
-  for (size_t i = 4; i < g.size(); ++i)
-    g[i].src[0] = tensor(kQ4_0, kWeights, i << 26, {kEmbd, kEmbd});
-  EXPECT_EQ(kinds(plan(g)), (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kAddNormMul,
-                                                   UnitKind::kMatvecGroup}));
-}
-
 // Without the norm's fold the ADD stays with the norm kernel.
 TEST(CudaFusion, MatvecAddOnlyBeforeAFoldedNorm) {
   std::vector<pi_node> g = f16_norm_nodes();
@@ -361,11 +352,56 @@ bool norm_q(const std::vector<pi_node>& g) {
   return u[0].kind == UnitKind::kMatvecNormQ;
 }
 
+// Quantized products of rows up to kMaxNormFoldQK values make their 8-bit
+// activations from the norm's input themselves, and the product before the
+// norm does the ADD: no norm kernel (llama-1b's 2,048 values).
+TEST(CudaFusion, QuantizedNormFoldsIntoProducts) {
+  for (uint32_t t : {kQ4_0, kQ4_K, kQ6_K}) {
+    for (int products : {1, 2, 3}) {
+      const std::vector<Unit> u = plan(quant_norm_nodes(kQ4_K, t, products, 2048));
+      ASSERT_EQ(kinds(u), (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec}))
+          << t << ", " << products << " products";
+      EXPECT_EQ(u[1].count, 2u + products);
+      EXPECT_FALSE(u[0].quantize_next || u[1].quantize_next);
+    }
+  }
+  // Any quantized product before the norm adds the residual (Q8_0 too).
+  EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ8_0, kQ4_K, 3, 2048)))[0], UnitKind::kMatvecAdd);
+  // V of another type: Q and K fold, V (a launch of its own) folds again
+  // from what the unit leaves in the activation cache.
+  std::vector<pi_node> g = quant_norm_nodes(kQ4_K, kQ4_K, 3, 2048);
+  g[6].src[0] = tensor(kQ6_K, kWeights, g[6].src[0].offset, {2048, 2048});
+  EXPECT_EQ(kinds(plan(g)), (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec,
+                                                   UnitKind::kSingle}));
+}
+
+// Q8_0 products read residual codes, which the fold does not make; rows past
+// kMaxNormFoldQK values do not fit the block's shared memory: the norm kernel.
+TEST(CudaFusion, QuantizedNormFoldNeedsShortRowsAndNoResidualCodes) {
+  const std::vector<UnitKind> kernel{UnitKind::kSingle, UnitKind::kAddNormMul,
+                                     UnitKind::kMatvecGroup};
+  EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ4_K, kQ8_0, 3, 2048))), kernel);
+  EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ4_0, kQ4_0, 3, 4160))), kernel);
+  EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ4_0, kQ4_0, 3, 4096)))[1], UnitKind::kNormMatvec);
+}
+
+// Where the product before the norm could also take it (kMatvecNormQ, rows of
+// 4,096-8,192), K-quant products after the norm keep that and Q4_0 products
+// fold it (measured, fusion.cpp's norm_before_kquants).
+TEST(CudaFusion, QuantizedNormFoldOrEpilogueByType) {
+  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_K)));
+  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ6_K)));
+  EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ4_K, kQ4_0))),
+            (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec}));
+  // Past kMaxNormFoldQK, Q4_0 products take the epilogue.
+  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0, 3, 8192)));
+}
+
 // The ADD, RMS_NORM and MUL go into the quantized product before them, which
 // writes the blocks the products after it read (no norm kernel, no quantize).
 TEST(CudaFusion, QuantizedProductTakesTheNormAfterIt) {
   for (int products : {1, 2, 3}) {
-    const std::vector<Unit> u = plan(quant_norm_nodes(kQ4_0, kQ4_0, products));
+    const std::vector<Unit> u = plan(quant_norm_nodes(kQ4_0, kQ4_K, products));
     ASSERT_EQ(u.size(), 2u) << products << " products";
     EXPECT_EQ(u[0].kind, UnitKind::kMatvecNormQ);
     EXPECT_EQ(u[0].count, 4u);
@@ -376,53 +412,52 @@ TEST(CudaFusion, QuantizedProductTakesTheNormAfterIt) {
   }
   // Q8_0 before the norm writes the same blocks; Q8_0 after it would read
   // residual codes, which the product does not write.
-  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ8_0, kQ4_0)));
+  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ8_0, kQ4_K)));
   EXPECT_EQ(
       kinds(plan(quant_norm_nodes(kQ4_0, kQ8_0))),
       (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kAddNormMul, UnitKind::kMatvecGroup}));
   // V of another type: Q and K in one launch, V in its own, over the same blocks.
-  std::vector<pi_node> g = quant_norm_nodes(kQ4_0, kQ4_0);
+  std::vector<pi_node> g = quant_norm_nodes(kQ4_0, kQ4_K);
   g[6].src[0] = tensor(kQ8_0, kWeights, g[6].src[0].offset, {4096, 4096});
   EXPECT_EQ(kinds(plan(g)), (std::vector<UnitKind>{UnitKind::kMatvecNormQ, UnitKind::kMatvecGroup,
                                                    UnitKind::kSingle}));
   // F16 after it: the F16 fold; F16 before it: the norm kernel.
   EXPECT_FALSE(norm_q(quant_norm_nodes(kQ4_0, kF16)));
-  EXPECT_FALSE(norm_q(quant_norm_nodes(kF16, kQ4_0)));
+  EXPECT_FALSE(norm_q(quant_norm_nodes(kF16, kQ4_K)));
 }
 
 // A counter per 32 rows, four blocks' sums per float4: rows a multiple of
 // 128, at most kMaxNormQRows; shorter rows than kMinNormQRows (llama-1b's
-// 2,048) keep the norm kernel, which costs them less than the fold.
+// 2,048) fold the norm into the products after it instead.
 TEST(CudaFusion, QuantizedNormNeedsLongWholeBlockGroups) {
-  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0, 3, 4096)));
-  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0, 3, 8192)));
+  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_K, 3, 4096)));
+  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_K, 3, 8192)));
   EXPECT_FALSE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0, 3, 8320)));
   EXPECT_FALSE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0, 3, 4160)));
-  EXPECT_EQ(
-      kinds(plan(quant_norm_nodes(kQ4_0, kQ4_0, 3, 2048))),
-      (std::vector<UnitKind>{UnitKind::kSingle, UnitKind::kAddNormMul, UnitKind::kMatvecGroup}));
+  EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ4_0, kQ4_K, 3, 2048))),
+            (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec}));
 }
 
 // The sum is written while the product's warps read its inputs, the norm's
 // outputs while the next products' warps write theirs.
 TEST(CudaFusion, QuantizedNormNeedsOutputsApart) {
-  ASSERT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0)));
-  std::vector<pi_node> g = quant_norm_nodes(kQ4_0, kQ4_0);
+  ASSERT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_K)));
+  std::vector<pi_node> g = quant_norm_nodes(kQ4_0, kQ4_K);
   g[1].dst = g[2].src[0] = g[0].src[1];  // the sum over the product's activations
   EXPECT_FALSE(norm_q(g));
-  g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g = quant_norm_nodes(kQ4_0, kQ4_K);
   g[5].dst = g[2].dst;  // K's rows over RMS_NORM's output
   EXPECT_FALSE(norm_q(g));
-  g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g = quant_norm_nodes(kQ4_0, kQ4_K);
   g[4].dst = g[1].dst;  // Q's rows over the sum, which the norm's outputs are made of
   EXPECT_FALSE(norm_q(g));
-  g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g = quant_norm_nodes(kQ4_0, kQ4_K);
   g[1].src[1] = g[0].dst;  // ADD(d, d): the residual is the product's output
   EXPECT_FALSE(norm_q(g));
-  g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g = quant_norm_nodes(kQ4_0, kQ4_K);
   g[1].dst = g[2].src[0] = g[1].src[1];  // the sum over the residual's very elements
   EXPECT_TRUE(norm_q(g));
-  g = quant_norm_nodes(kQ4_0, kQ4_0);
+  g = quant_norm_nodes(kQ4_0, kQ4_K);
   g[2].dst = g[3].src[0] = g[3].dst;  // the norm's two outputs the same elements
   EXPECT_TRUE(norm_q(g));
   g[3].dst.offset += 16;  // ... partly overlapping: not

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "backends/cuda/view.hpp"
+
 namespace polyinfer::cuda {
 
 // What the activations were converted to at the start of scratch.
@@ -10,6 +12,18 @@ enum class ActForm : uint8_t {
   kQ8,   // 8-bit blocks of 32 (act_quant.cuh), for the quantized matvec
   kF16,  // F16 values [ncols][k], for the prompt GEMM (ops_mul_mat.cu)
   kBF16,
+  // Nothing in scratch: the activations are RMS_NORM(x) · nw, which a
+  // kNormMatvec unit's quantized products made from x and nw in their own
+  // shared memory; a later product over them (V of another type than Q and
+  // K) does the same (FoldedNorm).
+  kNormFold,
+};
+
+// Where a kNormFold cache's activations come from: RMS_NORM's input x and
+// the MUL's weight nw (k float32 values each) and RMS_NORM's eps.
+struct FoldedNorm {
+  View x{}, nw{};
+  float eps = 0.0f;
 };
 
 // A kMatvecNormQ unit's blocks (fusion.hpp) are codes of sum · nw before
@@ -27,10 +41,10 @@ struct PendingNorm {
   float* out = nullptr;
 };
 
-// The converted activations a MUL_MAT left in scratch, so that the next
-// products over the same activations (Q, K, V; gate, up) skip the
-// conversion. graph_submit's enqueue clears it at every node that is not a
-// MUL_MAT (those may reuse scratch or rewrite the activations).
+// The converted activations a MUL_MAT left in scratch (or, kNormFold, how
+// to make them again), so that the next products over the same activations
+// (Q, K, V; gate, up) skip the conversion. graph_submit's enqueue clears it at every node that is
+// not a MUL_MAT (those may reuse scratch or rewrite the activations).
 struct ActQuantCache {
   const uint8_t* data = nullptr;  // the activation columns' first byte
   int64_t k = 0, ncols = 0, nb1 = 0;
@@ -39,6 +53,7 @@ struct ActQuantCache {
   ActForm form = ActForm::kQ8;
   size_t offset = 0;  // where the 8-bit blocks start in scratch (act_quant_at)
   PendingNorm norm;
+  FoldedNorm fold;  // kNormFold
 
   // Scratch holds these activation columns in this form.
   bool holds(const uint8_t* d, int64_t k_, int64_t ncols_, int64_t nb1_, ActForm f) const {

@@ -1,12 +1,13 @@
-// The fused units that fold a norm's neighbours into decode products. F16
-// (fusion.hpp's kMatvecAdd and kNormMatvec; the kernel is matvec.cu's
-// matvec_f16_rows, or matvec_f16_direct for an ADD after rows it cannot hold:
-// over 16,384 values, or activations off 16 bytes): in a decode step each
-// RMS_NORM + MUL kernel cost about 3.6 us in place on llama-8b F16 (H200,
-// session 20), a kernel and its PDL wait between two products; folded, the
-// products do its arithmetic. Quantized (kMatvecNormQ): the product before
-// the norm does the ADD and quantizes sum · w per 32 rows, the products after
-// it scale by the norm's factor (matvec.hpp's MatvecNormQ).
+// The fused units that fold a norm's neighbours into decode products
+// (fusion.hpp's kMatvecAdd and kNormMatvec). F16: the kernel is matvec.cu's
+// matvec_f16_rows, or matvec_f16_direct for an ADD after rows it cannot hold
+// (over 16,384 values, or activations off 16 bytes); quantized: matvec_fast,
+// whose blocks each make the 8-bit activations of x · w in shared memory. In
+// a decode step each RMS_NORM + MUL kernel cost about 3.6 us in place on
+// llama-8b F16 (H200, session 20), a kernel and its PDL wait between two
+// products; folded, the products do its arithmetic. kMatvecNormQ: the
+// product before the norm does the ADD and quantizes sum · w per 32 rows, the
+// products after it scale by the norm's factor (matvec.hpp's MatvecNormQ).
 #include "backends/cuda/fused_ops.hpp"
 #include "backends/cuda/matvec.hpp"
 
@@ -19,7 +20,7 @@ namespace {
 // The products are the unit's nodes [from, to) (to 0: to its end); the
 // other nodes' src[0] are activations, which kernels write.
 MatvecEnv env_of(const UnitContext& c, uint32_t from, uint32_t to) {
-  return MatvecEnv{c.scratch, c.act_cache, c.stream, weights_constant(c, from, to)};
+  return MatvecEnv{c.scratch, c.act_cache, c.stream, weights_constant(c, from, to), c.sm_count};
 }
 
 }  // namespace
@@ -32,8 +33,10 @@ const char* launch_matvec_add(const UnitContext& c) {
   // other (the residual) shares no byte with it.
   f.res = av.src[0].data == mv.dst.data ? av.src[1] : av.src[0];
   f.sum = av.dst;
-  return launch_matvec_fold(&mv.src[0], &mv.dst, 1, mv.src[1], f, env_of(c, 0, 1)) ? nullptr
-                                                                                   : kLaunchNodes;
+  return launch_matvec_fold(&mv.src[0], &mv.dst, 1, c.nodes[0].src[0].type, mv.src[1], f,
+                            env_of(c, 0, 1))
+             ? nullptr
+             : kLaunchNodes;
 }
 
 const char* launch_norm_matvec(const UnitContext& c) {
@@ -49,8 +52,17 @@ const char* launch_norm_matvec(const UnitContext& c) {
   f.norm = c.views[0].dst;
   f.out = c.views[1].dst;
   f.eps = c.nodes[0].f[0];
-  return launch_matvec_fold(w, d, n, c.views[0].src[0], f, env_of(c, 2, 0)) ? nullptr
-                                                                            : kLaunchNodes;
+  const View& x = c.views[0].src[0];
+  const uint32_t type = c.nodes[2].src[0].type;
+  if (!launch_matvec_fold(w, d, n, type, x, f, env_of(c, 2, 0))) return kLaunchNodes;
+  // Quantized products over the MUL's output after the unit (V of another
+  // type than Q and K) fold the norm the same way (matvec.cu's refold).
+  if (type != kF16) {
+    ActQuantCache a{f.out.data, x.ne[0], 1, f.out.nb[1], false, true, ActForm::kNormFold};
+    a.fold = FoldedNorm{x, f.nw, f.eps};
+    *c.act_cache = a;
+  }
+  return nullptr;
 }
 
 const char* launch_matvec_norm_q(const UnitContext& c) {

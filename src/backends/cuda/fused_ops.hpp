@@ -45,6 +45,7 @@ struct UnitContext {
   uint32_t constant_srcs[kMaxUnitNodes] = {};
   // The stream's kMaxNormQRows / 32 zeroed counters (kMatvecNormQ).
   unsigned* norm_counts = nullptr;
+  int sm_count = 0;  // the device's multiprocessors
 };
 
 // No node of any submit writes the weights (src[0]) of the unit's nodes

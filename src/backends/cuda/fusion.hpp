@@ -20,12 +20,14 @@ enum class UnitKind : uint8_t {
   kRopePair,     // two ROPEs with the same positions and parameters (Q and K)
   kCpyPair,      // two CPYs of the same types (the K and V cache writes)
   kRopeKv,       // ROPE(Q), ROPE(K), CPY(K -> cache), CPY(V -> cache) of one token
-  // One F16 product of one column, ADD(its output, a residual vector): the
-  // product's kernel adds the residual to each of its sums. Only where a
-  // kNormMatvec follows, which reads the sum.
+  // One F16 or quantized product of one column, ADD(its output, a residual
+  // vector): the product's kernel adds the residual to each of its sums. Only
+  // where a kNormMatvec follows, which reads the sum.
   kMatvecAdd,
-  // RMS_NORM(x), MUL(norm, w), 1-3 F16 products over the MUL's output, one
-  // column: the products' kernel dots x · w and scales by the norm's factor,
+  // RMS_NORM(x), MUL(norm, w), 1-3 products over the MUL's output, one
+  // column, F16 or quantized (Q4_0, Q4_K, Q6_K of rows up to kMaxNormFoldQK):
+  // the products' kernel dots x · w (quantized: each block makes the 8-bit
+  // blocks of x · w in its shared memory) and scales by the norm's factor,
   // with no norm kernel before it (matvec.hpp's MatvecFold).
   kNormMatvec,
   // Two prompt products (the GEMM path) with F16 or BF16 weights of one shape
@@ -37,7 +39,8 @@ enum class UnitKind : uint8_t {
   // RMS_NORM(sum), MUL(norm, w): the product's kernel does the ADD and
   // quantizes sum · w per 32 rows with their Σ sum², and the quantized
   // products after it scale their sums by the norm's factor (matvec.hpp's
-  // MatvecNormQ): no norm kernel between the products.
+  // MatvecNormQ): no norm kernel between the products. Preferred to
+  // kMatvecAdd + kNormMatvec where K-quant products follow (fusion.cpp).
   kMatvecNormQ,
 };
 

@@ -177,12 +177,13 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, con
   }
   // Units that start with a product read the activations the cache holds.
   if (u.kind != UnitKind::kMatvecGroup && u.kind != UnitKind::kGemmPair &&
-      u.kind != UnitKind::kMatvecNormQ)
+      u.kind != UnitKind::kMatvecNormQ && u.kind != UnitKind::kMatvecAdd)
     act_cache.valid = false;
   UnitContext c{&g.nodes[u.first],   views,     u.count,           u.quantize_next,
                 u.quantize_residual, u.spread,  u.half_next,       u.half_bf16,
                 s->stream,           s->cublas, s->scratch.data(), &act_cache};
   c.norm_counts = s->norm_counts;
+  c.sm_count = s->dev->sm_count;
   for (uint32_t k = 0; k < u.count; ++k) {
     c.field[k] = field_of(s, f, u.first + k);
     c.constant_srcs[k] = constant_srcs(g.nodes[u.first + k]);
@@ -197,8 +198,10 @@ std::string launch_fused_unit(pi_stream s, const pi_graph& g, const Unit& u, con
   } else if (e) {
     return std::string(unit_name(u, g.nodes[u.first])) + ": " + e;
   }
-  // A unit that converted its own output has just made the cache valid.
-  for (uint32_t k = 0; !u.quantize_next && !u.half_next && k < u.count; ++k) {
+  // A unit that converted its own output, or that left its folded norm for
+  // the products after it, has just made the cache valid.
+  const bool made = u.quantize_next || u.half_next || u.kind == UnitKind::kNormMatvec;
+  for (uint32_t k = 0; !made && k < u.count; ++k) {
     if (act_cache.valid && overlaps(views[k].dst, act_cache)) act_cache.valid = false;
   }
   return {};

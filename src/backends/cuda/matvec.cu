@@ -18,10 +18,14 @@
 // otherwise several threads per row, matvec_f16_direct). One launch may
 // cover up to kMaxGroupMats matrices that share the activations (Q, K and V;
 // gate and up): their rows are one grid. A product may also do the ADD,
-// RMS_NORM and MUL after it (norm_epilogue; matvec.hpp's MatvecNormQ).
+// RMS_NORM and MUL after it (norm_epilogue; matvec.hpp's MatvecNormQ), or
+// the residual ADD after it and the RMS_NORM and MUL before it (matvec_fast's
+// FOLD; matvec.hpp's MatvecFold).
 // Other types and batched products take the generic kernel: lanes decode
 // consecutive 8-value chunks (quant_decode.cuh) in float32.
 #include <cuda_pipeline.h>
+
+#include <algorithm>
 
 #include "backends/cuda/act_quant.cuh"
 #include "backends/cuda/matvec.hpp"
@@ -321,13 +325,24 @@ __device__ __forceinline__ int stage(const SegRef& r, uint8_t* slot, int lane) {
   return head;
 }
 
+// The 8-bit activations of one column that a kNormMatvec product's block
+// made in its shared memory (fold_norm_acts): codes [K], d and d · Σ codes
+// per block of 32 [K/32].
+struct SmemActs {
+  const int8_t* q;
+  const float* d;
+  const float* s;
+};
+
 // acc[i][c] += the staged segment s[i] (16-byte aligned when a16[i]) of row
 // i < nrows (of R, nrows uniform over the warp) times activation column c's
-// values [k0, k0 + len). The rows share each activation load.
-template <uint32_t T, int NC, int R>
+// values [k0, k0 + len). The rows share each activation load. SM: the
+// quantized activations are `sa`'s (one column), not p's in scratch.
+template <uint32_t T, int NC, int R, bool SM = false>
 __device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* const s[R],
                                             const bool a16[R], int nrows, int64_t k, int64_t k0,
-                                            int len, int ncols, int lane, float acc[R][NC]) {
+                                            int len, int ncols, int lane, float acc[R][NC],
+                                            const SmemActs& sa = {}) {
   if constexpr (T == kF16) {
     static_assert(R == 1, "F16 rows go one per warp");
     // Lane takes 8 consecutive values at a time.
@@ -382,11 +397,19 @@ __device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* co
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
         if (c < ncols) {
-          const int4* xv = reinterpret_cast<const int4*>(p.aq + c * k + 32 * ub);
-          const int4 x0 = __ldg(xv), x1 = __ldg(xv + 1);
+          int4 x0, x1;
+          float ad, as;
+          if constexpr (SM) {
+            const int4* xv = reinterpret_cast<const int4*>(sa.q + 32 * ub);
+            x0 = xv[0], x1 = xv[1];
+            ad = sa.d[ub], as = sa.s[ub];
+          } else {
+            const int4* xv = reinterpret_cast<const int4*>(p.aq + c * k + 32 * ub);
+            x0 = __ldg(xv), x1 = __ldg(xv + 1);
+            const int64_t ab = c * (k / 32) + ub;
+            ad = __ldg(p.ad + ab), as = __ldg(p.as + ab);
+          }
           const int x[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
-          const int64_t ab = c * (k / 32) + ub;
-          const float ad = __ldg(p.ad + ab), as = __ldg(p.as + ab);
 #pragma unroll
           for (int i = 0; i < R; ++i) {
             if (i < nrows) acc[i][c] += unit_dot<T>(s[i], u, x, ad, as, a16[i]);
@@ -449,6 +472,85 @@ __device__ __forceinline__ void norm_outputs(const PendingNorm& n, int64_t k, fl
   }
 }
 
+// Block 0's threads write the folded norm's outputs: norm = x · r
+// and out = norm · nw (matvec.hpp's MatvecFold), 8 values per chunk, in
+// node order where the two share elements.
+__device__ void write_folded_norm(const MatvecFold& f, const float* x, int64_t chunks, float r,
+                                  int t, int nt) {
+  const float* nw = reinterpret_cast<const float*>(f.nw.data);
+  float* norm = reinterpret_cast<float*>(f.norm.data);
+  float* out = reinterpret_cast<float*>(f.out.data);
+  for (int64_t ch = t; ch < chunks; ch += nt) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t e = 8 * ch + 4 * h;
+      const float4 v = *reinterpret_cast<const float4*>(x + e);
+      const float4 w = *reinterpret_cast<const float4*>(nw + e);
+      const float4 nv = make_float4(v.x * r, v.y * r, v.z * r, v.w * r);
+      *reinterpret_cast<float4*>(norm + e) = nv;
+      *reinterpret_cast<float4*>(out + e) =
+          make_float4(nv.x * w.x, nv.y * w.y, nv.z * w.z, nv.w * w.w);
+    }
+  }
+}
+
+// kNormMatvec over quantized rows: the block's NW warps make the 8-bit
+// blocks of x · nw (x: RMS_NORM's input, k values) in shared memory at sa,
+// 8 lanes per block of 32 values, a float4 each, rounded as
+// quantize_block32 does, and return RMS_NORM's factor r = 1 / sqrt(mean(x²)
+// + eps), which the products apply to their sums (the codes of a block do
+// not change when the block is scaled, as kMatvecNormQ's products use too).
+// Every block makes them again from L2 (8-16 KB per vector): a norm kernel
+// and its PDL wait between two products had cost 3.9 us in place on
+// llama-1b (session 19). Every warp of the block calls it (a block barrier).
+template <int NW>
+__device__ float fold_norm_acts(const MatvecFold& f, const float* x, int64_t k, int8_t* q, float* d,
+                                float* ds, float* red) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const float* nw = reinterpret_cast<const float*>(f.nw.data);
+  float ss = 0.0f;
+  for (int64_t base = 128 * warp; base < k; base += 128 * NW) {
+    const int64_t e = base + 4 * lane;
+    const bool in = e < k;  // uniform over each 8 lanes (k % 32 == 0)
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f), w = v;
+    if (in) {
+      v = __ldg(reinterpret_cast<const float4*>(x + e));
+      w = __ldg(reinterpret_cast<const float4*>(nw + e));
+    }
+    ss += (v.x * v.x + v.y * v.y) + (v.z * v.z + v.w * v.w);
+    const float y[4] = {v.x * w.x, v.y * w.y, v.z * w.z, v.w * w.w};
+    float amax = fmaxf(fmaxf(fabsf(y[0]), fabsf(y[1])), fmaxf(fabsf(y[2]), fabsf(y[3])));
+#pragma unroll
+    for (int o = 1; o < 8; o <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    const float bd = amax / 127.0f;
+    uint32_t packed = 0;
+    int qsum = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int c =
+          bd > 0.0f ? static_cast<int>(fminf(127.0f, fmaxf(-127.0f, rintf(y[i] / bd)))) : 0;
+      qsum += c;
+      packed |= static_cast<uint32_t>(c & 0xff) << (8 * i);
+    }
+#pragma unroll
+    for (int o = 1; o < 8; o <<= 1) qsum += __shfl_xor_sync(0xffffffffu, qsum, o);
+    if (in) {
+      *reinterpret_cast<uint32_t*>(q + e) = packed;
+      if (lane % 8 == 0) {
+        d[e / 32] = bd;
+        ds[e / 32] = bd * static_cast<float>(qsum);
+      }
+    }
+  }
+  ss = warp_sum(ss);
+  if (lane == 0) red[warp] = ss;
+  __syncthreads();
+  float tot = 0.0f;
+#pragma unroll
+  for (int w = 0; w < NW; ++w) tot += red[w];
+  return 1.0f / sqrtf(tot / static_cast<float>(k) + f.eps);
+}
+
 // A warp per R consecutive flat rows of the group (they may straddle two of
 // its matrices), their segments one after another: every segment of the R
 // rows is copied in one batch, then dotted against activations loaded once
@@ -465,23 +567,32 @@ __device__ __forceinline__ void norm_outputs(const PendingNorm& n, int64_t k, fl
 // registers, no spills): on the H200 (session 14) the Q4_0 product of
 // 4096 x 57344 went from 1,930 to 2,487 GB/s and Q4_K from 2,598 to 2,730,
 // llama-8b Q4_0 tg128 from 317-320 to 338-339 tok/s (Q4_K_M level).
-template <uint32_t T, int NC, int R>
+//
+// FOLD (one column; matvec.hpp's MatvecFold): kFoldAdd also writes d + res,
+// the residual ADD after a single product; kFoldNorm makes the activations
+// from RMS_NORM's input and weight in each block (fold_norm_acts) and writes
+// the norm's outputs from block 0.
+template <uint32_t T, int NC, int R, int FOLD = kFoldNone>
 __global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
-                             NC == 1 ? 4 : 1) void matvec_fast(FastArgs p) {
-  __shared__ __align__(16) uint8_t smem[FastWarps<T, R>::kN][R][Slot<T>::kBytes];
+                             NC == 1 ? 4 : 1) void matvec_fast(FastArgs p, MatvecFold f) {
+  static_assert(FOLD == kFoldNone || NC == 1, "a fold takes one column");
+  constexpr int kNW = FastWarps<T, R>::kN;
+  constexpr bool kNorm = FOLD == kFoldNorm;
+  constexpr int kFoldBlocks = kNorm ? kMaxNormFoldQK / 32 : 1;
+  __shared__ __align__(16) uint8_t smem[kNW][R][Slot<T>::kBytes];
+  __shared__ __align__(16) int8_t fq[32 * kFoldBlocks];
+  __shared__ float fd[kFoldBlocks], fds[kFoldBlocks], red[kNW];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * FastWarps<T, R>::kN + warp) * R;
+  int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kNW + warp) * R;
   const int64_t rows = p.row_end[p.nmat - 1];
-  if (row0 >= rows) return;  // never in a kMatvecNormQ product: rows % 32 == 0
-  const int nrows = static_cast<int>(rows - row0 < R ? rows - row0 : R);
+  const bool live = row0 < rows;
+  // Never in a kMatvecNormQ product (rows % 32 == 0); a kFoldNorm block's
+  // warps all make the activations first.
+  if (!kNorm && !live) return;
+  auto rows_at = [&] { return static_cast<int>(rows - row0 < R ? rows - row0 : R); };
+  int nrows = live ? rows_at() : 0;
   const int ncols = NC == 1 ? 1 : p.ncols;
   const int64_t k = p.w[0].ne[0];
-  float acc[R][NC];
-#pragma unroll
-  for (int i = 0; i < R; ++i) {
-#pragma unroll
-    for (int c = 0; c < NC; ++c) acc[i][c] = 0.0f;
-  }
   SegRef r[R];
   const uint8_t* s[R];
   bool a16[R];
@@ -501,41 +612,73 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
   // Weights no kernel writes (FastArgs::early): the first segment streams in
   // while the kernel before this one (which wrote the activations) finishes
   // (pdl.cuh).
-  if (p.early) stage_rows(0);
+  if (p.early && live) stage_rows(0);
   pdl_start();
-  if (!p.early) stage_rows(0);
-  for (int64_t seg = 0;;) {
-    __pipeline_wait_prior(0);
-    __syncwarp();
-    segment_dot<T, NC, R>(p, s, a16, nrows, k, r[0].k0, r[0].len, ncols, lane, acc);
-    if (++seg * Fmt<T>::kSeg >= k) break;
-    __syncwarp();  // the segment is consumed before its slot is overwritten
-    stage_rows(seg);
+  if (!p.early && live) stage_rows(0);
+  float rn = 1.0f;
+  if constexpr (kNorm) {
+    const float* x = reinterpret_cast<const float*>(p.a.data);
+    rn = fold_norm_acts<kNW>(f, x, k, fq, fd, fds, red);
+    if (blockIdx.x == 0 && f.norm.data != nullptr)
+      write_folded_norm(f, x, k / 8, rn, threadIdx.x, kNW * 32);
+    if (!live) return;
   }
-  float scale = T == kQ8_0 ? 1.0f / kLoSteps : 1.0f;
-  if constexpr (NC == 1) {
-    if (p.pending.ssq != nullptr) {
-      const float rn = norm_factor(p.pending, k, lane);
-      scale *= rn;
-      if (p.pending.norm != nullptr)
-        norm_outputs(p.pending, k, rn, row0 / R, (rows + R - 1) / R, lane);
+  const SmemActs sa{fq, fd, fds};
+  for (;;) {
+    float acc[R][NC];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+#pragma unroll
+      for (int c = 0; c < NC; ++c) acc[i][c] = 0.0f;
     }
-  }
+    for (int64_t seg = 0;;) {
+      __pipeline_wait_prior(0);
+      __syncwarp();
+      segment_dot<T, NC, R, kNorm>(p, s, a16, nrows, k, r[0].k0, r[0].len, ncols, lane, acc, sa);
+      if (++seg * Fmt<T>::kSeg >= k) break;
+      __syncwarp();  // the segment is consumed before its slot is overwritten
+      stage_rows(seg);
+    }
+    float scale = (T == kQ8_0 ? 1.0f / kLoSteps : 1.0f) * rn;
+    if constexpr (NC == 1 && !kNorm) {
+      if (p.pending.ssq != nullptr) {
+        const float pn = norm_factor(p.pending, k, lane);
+        scale *= pn;
+        if (p.pending.norm != nullptr)
+          norm_outputs(p.pending, k, pn, row0 / R, (rows + R - 1) / R, lane);
+      }
+    }
 #pragma unroll
-  for (int i = 0; i < R; ++i) {
+    for (int i = 0; i < R; ++i) {
 #pragma unroll
-    for (int c = 0; c < NC; ++c) {
-      if (i < nrows && c < ncols) {
-        const float v = warp_sum(acc[i][c]) * scale;
-        if (lane == 0) {
-          reinterpret_cast<float*>(p.d[r[i].m].data + c * p.d[r[i].m].nb[1])[r[i].n] = v;
+      for (int c = 0; c < NC; ++c) {
+        if (i < nrows && c < ncols) {
+          const float v = warp_sum(acc[i][c]) * scale;
+          if (lane == 0) {
+            reinterpret_cast<float*>(p.d[r[i].m].data + c * p.d[r[i].m].nb[1])[r[i].n] = v;
+            if constexpr (FOLD == kFoldAdd) {
+              reinterpret_cast<float*>(f.sum.data)[r[i].n] =
+                  v + reinterpret_cast<const float*>(f.res.data)[r[i].n];
+            }
+          }
         }
       }
     }
-  }
-  if constexpr (NC == 1) {
-    if (p.epi.res != nullptr)
-      norm_epilogue(p.epi, reinterpret_cast<const float*>(p.d[0].data), r[0].n, nrows, lane);
+    if constexpr (!kNorm) {
+      if constexpr (NC == 1) {
+        if (p.epi.res != nullptr)
+          norm_epilogue(p.epi, reinterpret_cast<const float*>(p.d[0].data), r[0].n, nrows, lane);
+      }
+      break;
+    } else {
+      // A grid of a few blocks per multiprocessor (launch_fast_r) whose warps
+      // step over the row groups: each block makes the activations once.
+      row0 += static_cast<int64_t>(gridDim.x) * kNW * R;
+      if (row0 >= rows) break;
+      nrows = rows_at();
+      __syncwarp();  // the last segment is consumed before its slot is overwritten
+      stage_rows(0);
+    }
   }
 }
 
@@ -653,28 +796,6 @@ __global__ __launch_bounds__(kF16Threads) void matvec_f16_direct(FastArgs p, Mat
     if (c < ncols) reinterpret_cast<float*>(p.d[m].data + c * p.d[m].nb[1])[n] = acc[c];
   }
   if constexpr (FOLD == kFoldAdd) reinterpret_cast<float*>(f.sum.data)[n] = acc[0] + res;
-}
-
-// Block 0's threads write the folded norm's outputs: norm = x · r
-// and out = norm · nw (matvec.hpp's MatvecFold), 8 values per chunk, in
-// node order where the two share elements.
-__device__ void write_folded_norm(const MatvecFold& f, const float* x, int64_t chunks, float r,
-                                  int t, int nt) {
-  const float* nw = reinterpret_cast<const float*>(f.nw.data);
-  float* norm = reinterpret_cast<float*>(f.norm.data);
-  float* out = reinterpret_cast<float*>(f.out.data);
-  for (int64_t ch = t; ch < chunks; ch += nt) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int64_t e = 8 * ch + 4 * h;
-      const float4 v = *reinterpret_cast<const float4*>(x + e);
-      const float4 w = *reinterpret_cast<const float4*>(nw + e);
-      const float4 nv = make_float4(v.x * r, v.y * r, v.z * r, v.w * r);
-      *reinterpret_cast<float4*>(norm + e) = nv;
-      *reinterpret_cast<float4*>(out + e) =
-          make_float4(nv.x * w.x, nv.y * w.y, nv.z * w.z, nv.w * w.w);
-    }
-  }
 }
 
 // F16 rows of up to kMaxF16RegsK values, one activation column (every
@@ -909,11 +1030,26 @@ bool float_acts(uint32_t t) {
   return t == kF16;
 }
 
-template <uint32_t T, int NC, int R>
-void launch_fast_r(const FastArgs& p, cudaStream_t stream) {
+template <uint32_t T, int NC, int R, int FOLD = kFoldNone>
+void launch_fast_r(const FastArgs& p, cudaStream_t stream, const MatvecFold& f = {},
+                   int sm_count = 0) {
   constexpr int kWarpsR = FastWarps<T, R>::kN;
-  const int64_t blocks = (p.row_end[p.nmat - 1] + kWarpsR * R - 1) / (kWarpsR * R);
-  launch_pdl(matvec_fast<T, NC, R>, static_cast<unsigned>(blocks), kWarpsR * 32, 0, stream, p);
+  int64_t blocks = (p.row_end[p.nmat - 1] + kWarpsR * R - 1) / (kWarpsR * R);
+  if constexpr (FOLD == kFoldNorm) {
+    // One wave of the blocks that fit on the device, so that each makes the
+    // activations once (a block per 16 rows had made them again per wave:
+    // llama-8b Q4_0 tg128 441 -> 335 tok/s, H200).
+    static const int per_sm = [] {
+      int n = 0;
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, matvec_fast<T, NC, R, FOLD>,
+                                                        kWarpsR * 32, 0) != cudaSuccess)
+        n = 0;
+      return n > 0 ? n : 4;
+    }();
+    if (sm_count > 0) blocks = std::min<int64_t>(blocks, int64_t{per_sm} * sm_count);
+  }
+  launch_pdl(matvec_fast<T, NC, R, FOLD>, static_cast<unsigned>(blocks), kWarpsR * 32, 0, stream, p,
+             f);
 }
 
 // Two rows per warp for K-quant rows of one segment: on the H200 (session
@@ -921,12 +1057,41 @@ void launch_fast_r(const FastArgs& p, cudaStream_t stream) {
 // 717 against 700 (the QKV product 8.7 us against 11.0, the Q6_K output
 // matrix 125 us against 148); no change for Q4_0, and 2 % slower for Q8_0
 // and for the down projection's four-segment rows.
-template <uint32_t T, int NC>
-void launch_fast_nc(const FastArgs& p, cudaStream_t stream) {
-  if constexpr (T == kQ4_K || T == kQ6_K) {
-    if (p.w[0].ne[0] <= Fmt<T>::kSeg) return launch_fast_r<T, NC, 2>(p, stream);
+//
+// Under a folded norm, one row per warp: two cost llama-8b Q4_K_M tg128 6%
+// (402 -> 381 tok/s) and llama-1b Q4_K_M 2% (H200, session 25).
+template <uint32_t T, int NC, int FOLD = kFoldNone>
+void launch_fast_nc(const FastArgs& p, cudaStream_t stream, const MatvecFold& f = {},
+                    int sm_count = 0) {
+  if constexpr ((T == kQ4_K || T == kQ6_K) && FOLD != kFoldNorm) {
+    if (p.w[0].ne[0] <= Fmt<T>::kSeg) return launch_fast_r<T, NC, 2, FOLD>(p, stream, f);
   }
-  launch_fast_r<T, NC, 1>(p, stream);
+  launch_fast_r<T, NC, 1, FOLD>(p, stream, f, sm_count);
+}
+
+// A fold over quantized rows of one column (matvec_fast's FOLD); false,
+// with nothing launched, for Q8_0 under a folded norm (its residual codes).
+template <int FOLD>
+bool launch_fast_fold(uint32_t type, const FastArgs& p, const MatvecFold& f, cudaStream_t stream,
+                      int sm_count) {
+  switch (type) {
+    case kQ4_0:
+      launch_fast_nc<kQ4_0, 1, FOLD>(p, stream, f, sm_count);
+      return true;
+    case kQ4_K:
+      launch_fast_nc<kQ4_K, 1, FOLD>(p, stream, f, sm_count);
+      return true;
+    case kQ6_K:
+      launch_fast_nc<kQ6_K, 1, FOLD>(p, stream, f, sm_count);
+      return true;
+    default:
+      if constexpr (FOLD == kFoldNorm) {
+        return false;
+      } else {
+        launch_fast_nc<kQ8_0, 1, FOLD>(p, stream, f);
+        return true;
+      }
+  }
 }
 
 template <uint32_t T>
@@ -1005,10 +1170,33 @@ void fast_acts(FastArgs& p, uint32_t type, const MatvecEnv& env) {
   }
 }
 
+// One column over activations that the cache says a kNormMatvec unit made
+// from RMS_NORM's input and weight (ActForm::kNormFold): the products fold
+// the norm the same way, without its outputs; false, with nothing launched,
+// when they cannot (Q8_0, an output over x or nw).
+bool refold(const View* d, int n, uint32_t type, const FastArgs& p, const MatvecEnv& env) {
+  const ActQuantCache* c = env.cache;
+  const int64_t k = p.a.ne[0];
+  if (c == nullptr || p.ncols != 1 || !c->holds(p.a.data, k, 1, p.a.nb[1], ActForm::kNormFold))
+    return false;
+  for (int m = 0; m < n; ++m) {
+    if (views_overlap(d[m], c->fold.x) || views_overlap(d[m], c->fold.nw)) return false;
+  }
+  MatvecFold f{};
+  f.kind = kFoldNorm;
+  f.nw = c->fold.nw;
+  f.eps = c->fold.eps;
+  FastArgs q = p;
+  q.a = c->fold.x;
+  return launch_fast_fold<kFoldNorm>(type, q, f, env.stream, env.sm_count);
+}
+
 void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a, int64_t c0,
                int ncols, const MatvecEnv& env) {
   FastArgs p = fast_args(w, d, n, a, c0, ncols, env);
-  if (!float_acts(type)) fast_acts(p, type, env);
+  if (float_acts(type)) return launch_fast(type, p, env.stream);
+  if (refold(d, n, type, p, env)) return;
+  fast_acts(p, type, env);
   launch_fast(type, p, env.stream);
 }
 
@@ -1089,17 +1277,22 @@ bool launch_matvec_norm_q(const View& w, const View& d, uint32_t type, const Vie
   return true;
 }
 
-bool launch_matvec_fold(const View* w, const View* d, int n, const View& a, const MatvecFold& f,
-                        const MatvecEnv& env) {
-  const FastArgs p = fast_args(w, d, n, a, 0, 1, env);
+bool launch_matvec_fold(const View* w, const View* d, int n, uint32_t type, const View& a,
+                        const MatvecFold& f, const MatvecEnv& env) {
+  FastArgs p = fast_args(w, d, n, a, 0, 1, env);
+  const bool f16 = float_acts(type);
   // The folds read and write their vectors 16 bytes at a time, or not at all
   // (fusion.cpp checks the offsets; this, the buffers' own alignment).
   if (f.kind == kFoldNorm) {
     if (!p.act16 || !rows_aligned16(f.nw) || !rows_aligned16(f.norm) || !rows_aligned16(f.out))
       return false;
-    return launch_f16_direct<1, kFoldNorm>(p, env.stream, f);
+    return f16 ? launch_f16_direct<1, kFoldNorm>(p, env.stream, f)
+               : launch_fast_fold<kFoldNorm>(type, p, f, env.stream, env.sm_count);
   }
-  return launch_f16_direct<1, kFoldAdd>(p, env.stream, f);
+  if (f16) return launch_f16_direct<1, kFoldAdd>(p, env.stream, f);
+  if (env.scratch == nullptr) return false;
+  fast_acts(p, type, env);
+  return launch_fast_fold<kFoldAdd>(type, p, f, env.stream, 0);
 }
 
 void launch_matvec_group(const View* w, const View* d, int n, uint32_t type, const View& a,

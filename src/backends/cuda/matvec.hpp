@@ -38,9 +38,11 @@ struct MatvecEnv {
   // the fast path may read them before waiting for the kernel before it
   // (pdl.cuh), which may still be running.
   bool weights_early;
+  // The device's multiprocessors (0: unknown), for grids of one wave.
+  int sm_count = 0;
 };
 
-// A node next to F16 decode products that their kernel does too (fusion.hpp's
+// A node next to decode products that their kernel does too (fusion.hpp's
 // kMatvecAdd, kNormMatvec). Every view is one contiguous float32 vector.
 enum MatvecFoldKind : int { kFoldNone = 0, kFoldAdd = 1, kFoldNorm = 2 };
 struct MatvecFold {
@@ -54,11 +56,14 @@ struct MatvecFold {
   float eps = 0.0f;
 };
 
-// The n F16 products of one activation column a with `f` folded in, when
-// the direct kernel takes them (rows, a and f's vectors 16-byte aligned);
-// false when it does not, and then nothing is launched.
-bool launch_matvec_fold(const View* w, const View* d, int n, const View& a, const MatvecFold& f,
-                        const MatvecEnv& env);
+// The n products of one activation column a with `f` folded in, weights of
+// `type`: F16 when the direct kernel takes them (rows, a and f's vectors
+// 16-byte aligned); quantized on the fast path (Q4_0, Q4_K, Q6_K; Q8_0 only
+// under kFoldAdd), kFoldNorm with a and f's vectors 16-byte aligned and at
+// most kMaxNormFoldQK values, the activations made in each block's shared
+// memory; false when it does not, and then nothing is launched.
+bool launch_matvec_fold(const View* w, const View* d, int n, uint32_t type, const View& a,
+                        const MatvecFold& f, const MatvecEnv& env);
 
 // The ADD, RMS_NORM and MUL after a quantized decode product, done by the
 // product's kernel (fusion.hpp's kMatvecNormQ): sum = d + res, and the

@@ -20,13 +20,19 @@ constexpr int kMaxGroupMats = 3;
 // the row's activations.
 constexpr int64_t kMaxF16RowsK = 4096;
 
+// Longest rows of quantized products that take a folded RMS norm (fusion.hpp's
+// kNormMatvec): each block of matvec.cu's matvec_fast makes the row's 8-bit
+// activations in its shared memory (4 KB of codes and 1 KB of scales).
+constexpr int64_t kMaxNormFoldQK = 4096;
+
 // Rows of a quantized product whose kernel also does the ADD, RMS_NORM and
 // MUL after it (fusion.hpp's kMatvecNormQ): at most kMaxNormQRows (a counter
 // per 32 rows), at least kMinNormQRows. The epilogue's atomic and loads cost
 // about 5 us per product in place, against a norm kernel's 6.8 us on rows of
 // 4,096 values (llama-8b) and 3.9 us on 2,048 (llama-1b): on the H200,
 // llama-8b Q4_K_M tg128 gained 4% and Q4_0 was level, llama-1b Q4_K_M lost
-// 3-8% (BENCHMARKS.md, session 23).
+// 3-8% (BENCHMARKS.md, session 23). Shorter rows fold the norm into the
+// products after it (kNormMatvec) since session 25.
 constexpr int64_t kMaxNormQRows = 8192, kMinNormQRows = 4096;
 
 // The matrix-vector fast path (matvec.cu): a warp per weight row staged

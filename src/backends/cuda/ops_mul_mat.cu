@@ -193,7 +193,7 @@ const char* launch_gemm(const LaunchContext& c) {
 const char* launch_mul_mat(const LaunchContext& c) {
   if (!use_gemm(c.node)) {
     launch_matvec_group(&c.src[0], &c.dst, 1, c.node.src[0].type, c.src[1],
-                        MatvecEnv{c.scratch, c.act_cache, c.stream, c.src0_constant});
+                        MatvecEnv{c.scratch, c.act_cache, c.stream, c.src0_constant, c.sm_count});
     return nullptr;
   }
   return launch_gemm(c);
@@ -233,7 +233,7 @@ const char* launch_mul_mat_group(const UnitContext& c) {
     d[m] = c.views[m].dst;
   }
   launch_matvec_group(w, d, static_cast<int>(c.count), c.nodes[0].src[0].type, c.views[0].src[1],
-                      MatvecEnv{c.scratch, c.act_cache, c.stream, weights_constant(c)});
+                      MatvecEnv{c.scratch, c.act_cache, c.stream, weights_constant(c), c.sm_count});
   return nullptr;
 }
 
