@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "backends/vulkan/vk_check.hpp"
 
@@ -33,6 +34,7 @@ pi_stream_s::pi_stream_s(pi_device d) : dev(d) {
 }
 
 pi_stream_s::~pi_stream_s() {
+  drop_prepared();
   retire(true);
   if (profiler_) std::fputs(profiler_->report().c_str(), stderr);
   for (auto& b : free_staging_) dev->allocator->destroy_host_buffer(b);
@@ -197,9 +199,7 @@ polyinfer::vk::Recording* pi_stream_s::take_recording(polyinfer::vk::RecordedGra
   return r;
 }
 
-void pi_stream_s::submit_graph(const pi_graph& g) {
-  const auto t0 = std::chrono::steady_clock::now();
-  retire(false);
+pi_stream_s::Pending pi_stream_s::planned(const pi_graph& g, const char** action) {
   const bool reused = reuse_.plan(dev, g, dev->profile_nodes, &plan_);
   const polyinfer::vk::GraphPlan& plan = plan_;
   Pending p;
@@ -222,15 +222,58 @@ void pi_stream_s::submit_graph(const pi_graph& g) {
     p.profile_keys = polyinfer::vk::Profiler::dispatch_keys(g, dispatches);
   }
   ++p.recording->in_flight;
+  *action = recorded ? "record" : reused ? "replay, plan reused" : "replay";
+  return p;
+}
+
+void pi_stream_s::add_submit(const char* action, std::chrono::steady_clock::time_point t0) {
+  if (!profiler_) return;
+  const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
+  profiler_->add_submit(action, us.count());
+}
+
+void pi_stream_s::submit_graph(const pi_graph& g) {
+  const auto t0 = std::chrono::steady_clock::now();
+  drop_prepared();
+  retire(false);
+  const char* action = nullptr;
+  Pending p = planned(g, &action);
   VkCommandBuffer cmd = p.recording->cmd;
   submit(std::move(p), cmd);
-  if (profiler_) {
-    const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
-    profiler_->add_submit(recorded ? "record"
-                          : reused ? "replay, plan reused"
-                                   : "replay",
-                          us.count());
+  add_submit(action, t0);
+}
+
+void pi_stream_s::prepare_graph(const pi_graph& g) {
+  const auto t0 = std::chrono::steady_clock::now();
+  drop_prepared();
+  retire(false);
+  const char* action = nullptr;
+  Pending p = planned(g, &action);
+  prepared_ = Prepared{g, std::move(p), dev->buffers_freed.load()};
+  add_submit((std::string("prepare: ") + action).c_str(), t0);
+}
+
+bool pi_stream_s::submit_prepared() {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!prepared_) return false;
+  Prepared q = std::move(*prepared_);
+  prepared_.reset();
+  if (q.freed != dev->buffers_freed.load()) {
+    --q.pending.recording->in_flight;
+    submit_graph(q.graph);
+    return true;
   }
+  retire(false);
+  VkCommandBuffer cmd = q.pending.recording->cmd;
+  submit(std::move(q.pending), cmd);
+  add_submit("prepared: submit", t0);
+  return true;
+}
+
+void pi_stream_s::drop_prepared() {
+  if (!prepared_) return;
+  --prepared_->pending.recording->in_flight;
+  prepared_.reset();
 }
 
 void pi_stream_s::sync() {

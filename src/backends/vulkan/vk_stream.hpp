@@ -5,9 +5,11 @@
 #pragma once
 #include <vulkan/vulkan.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backends/vulkan/vk_device.hpp"
@@ -26,6 +28,14 @@ struct pi_stream_s {
   void read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size);
   // graph_submit: the graph's recording (made on a cache miss) queued.
   void submit_graph(const pi_graph& g);
+  // graph_prepare: plans g and writes its recording's parameter words now,
+  // while earlier submissions run; queues nothing. The recording is held
+  // (counted in flight) until submit_prepared or a drop.
+  void prepare_graph(const pi_graph& g);
+  // graph_submit_prepared: queues the prepared recording (planned again, as
+  // submit_graph, when a buffer was freed since: its bindings may be gone).
+  // False when nothing is prepared.
+  bool submit_prepared();
   void sync();
 
   pi_device dev;
@@ -39,6 +49,17 @@ struct pi_stream_s {
     polyinfer::vk::Recording* recording = nullptr;
     std::vector<std::string> profile_keys;  // the graph's nodes, when profiling
   };
+  // A prepared graph: its nodes (the caller keeps them alive) and recording.
+  struct Prepared {
+    pi_graph graph;
+    Pending pending;
+    uint64_t freed;  // pi_device_s::buffers_freed at the prepare
+  };
+  // Plans g (a kept plan where it can), takes or records its recording and
+  // writes its words; `action` names what happened, for the profile.
+  Pending planned(const pi_graph& g, const char** action);
+  void drop_prepared();
+  void add_submit(const char* action, std::chrono::steady_clock::time_point t0);
   VkCommandBuffer begin_one_shot();
   void submit(Pending p, VkCommandBuffer cmd);
   void retire(bool wait_all);
@@ -56,4 +77,5 @@ struct pi_stream_s {
   // planned over (its storage kept).
   polyinfer::vk::GraphPlan plan_;
   polyinfer::vk::PlanReuse reuse_;
+  std::optional<Prepared> prepared_;
 };

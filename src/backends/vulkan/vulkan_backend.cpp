@@ -261,11 +261,30 @@ pi_status graph_submit(pi_stream s, const pi_graph* graph) {
   return guarded(s->dev->error, [&] { s->submit_graph(*graph); });
 }
 
+pi_status graph_prepare(pi_stream s, const pi_graph* graph) {
+  if (s == nullptr || graph == nullptr || graph->nodes == nullptr || graph->n_nodes == 0)
+    return PI_ERR_INVALID;
+  return guarded(s->dev->error, [&] { s->prepare_graph(*graph); });
+}
+
+pi_status graph_submit_prepared(pi_stream s) {
+  if (s == nullptr) return PI_ERR_INVALID;
+  bool had = false;
+  const pi_status st = guarded(s->dev->error, [&] { had = s->submit_prepared(); });
+  if (st != PI_OK) return st;
+  if (!had) {
+    s->dev->error = "graph_submit_prepared: no graph prepared on this stream";
+    return PI_ERR_INVALID;
+  }
+  return PI_OK;
+}
+
 const pi_backend_vtable kVtable{
-    PI_ABI_VERSION, "vulkan",    probe,         device_count,     device_info, device_open,
-    device_close,   last_error,  buffer_alloc,  buffer_wrap_host, buffer_free, buffer_map,
-    buffer_write,   buffer_read, stream_create, stream_destroy,   stream_sync, supports,
-    graph_submit,   nullptr,     nullptr,
+    PI_ABI_VERSION,        "vulkan",     probe,        device_count, device_info,
+    device_open,           device_close, last_error,   buffer_alloc, buffer_wrap_host,
+    buffer_free,           buffer_map,   buffer_write, buffer_read,  stream_create,
+    stream_destroy,        stream_sync,  supports,     graph_submit, graph_prepare,
+    graph_submit_prepared,
 };
 
 }  // namespace
