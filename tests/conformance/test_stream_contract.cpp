@@ -142,8 +142,10 @@ TEST_F(StreamContract, ChainedNodesReplayed) {
 // graph_prepare (abi.h, optional): a prepared graph reads the inputs written
 // after its prepare, runs once per prepare, is dropped by a graph_submit in
 // between, and still runs right after a buffer of the device was freed (the
-// Vulkan backend plans it again then). A backend without the entries passes
-// trivially: the host submits its graphs as usual.
+// Vulkan backend plans it again then; the freed buffer is not the graph's,
+// which the host keeps alive, so this checks that path runs, not that it is
+// needed). A backend without the entries is skipped: the host submits its
+// graphs as usual.
 TEST_F(StreamContract, PreparedGraphSeesLaterWrites) {
   BackendDevice& dev = backend().device();
   const pi_backend_vtable& vt = dev.vt();
@@ -194,6 +196,61 @@ TEST_F(StreamContract, PreparedGraphSeesLaterWrites) {
   c.read(0, got.data(), 4 * kN);
   for (int64_t i = 0; i < kN; ++i)
     ASSERT_EQ(static_cast<double>(got[i]), -(double{x[i]} + double{y[i]})) << i;
+}
+
+// Prepared graphs back to back, as decode steps run: the second is prepared
+// while the first may still run (the same graph but for its output offset: a
+// backend that records graphs must not rewrite the first's parameters), and a
+// prepare replaces the one before it (only the last runs).
+TEST_F(StreamContract, PreparedGraphsBackToBack) {
+  BackendDevice& dev = backend().device();
+  const pi_backend_vtable& vt = dev.vt();
+  if (vt.graph_prepare == nullptr)
+    GTEST_SKIP() << dev.name() << " has no graph_prepare: the host submits its graphs as usual";
+  Rng rng(case_seed("STREAM/prepared_back_to_back"));
+  constexpr int64_t kN = 301;
+  DeviceBuffer a = DeviceBuffer::allocate(dev, 4 * kN), b = DeviceBuffer::allocate(dev, 4 * kN),
+               c = DeviceBuffer::allocate(dev, 3 * 4 * kN);
+  std::vector<pi_node> add(3);
+  for (int64_t j = 0; j < 3; ++j) {
+    add[j].op = PI_OP_ADD;
+    add[j].n_src = 2;
+    add[j].src[0] = f32_vector(a, 0, kN);
+    add[j].src[1] = f32_vector(b, 0, kN);
+    add[j].dst = f32_vector(c, 4 * kN * j, kN);
+  }
+  const std::vector<float> poison(3 * kN, std::nanf(""));
+  c.write(0, poison.data(), poison.size() * 4);
+  std::vector<float> x[2], y[2];
+  for (int r = 0; r < 2; ++r) {
+    x[r].resize(kN);
+    y[r].resize(kN);
+    for (int64_t i = 0; i < kN; ++i) {
+      x[r][i] = static_cast<float>(static_cast<int>(rng() % 2001) - 1000);
+      y[r][i] = static_cast<float>(static_cast<int>(rng() % 2001) - 1000);
+    }
+  }
+  const pi_graph g0{&add[0], 1}, g1{&add[1], 1}, g2{&add[2], 1};
+  ASSERT_EQ(vt.graph_prepare(dev.stream(), &g0), PI_OK) << vt.last_error(dev.handle());
+  a.write(0, x[0].data(), 4 * kN);
+  b.write(0, y[0].data(), 4 * kN);
+  ASSERT_EQ(vt.graph_submit_prepared(dev.stream()), PI_OK) << vt.last_error(dev.handle());
+  // No sync: g0 may still run. g2 is prepared, then replaced by g1.
+  ASSERT_EQ(vt.graph_prepare(dev.stream(), &g2), PI_OK) << vt.last_error(dev.handle());
+  ASSERT_EQ(vt.graph_prepare(dev.stream(), &g1), PI_OK) << vt.last_error(dev.handle());
+  a.write(0, x[1].data(), 4 * kN);
+  b.write(0, y[1].data(), 4 * kN);
+  ASSERT_EQ(vt.graph_submit_prepared(dev.stream()), PI_OK) << vt.last_error(dev.handle());
+  std::vector<float> got(3 * kN);
+  c.read(0, got.data(), got.size() * 4);
+  for (int r = 0; r < 2; ++r) {
+    for (int64_t i = 0; i < kN; ++i) {
+      ASSERT_EQ(static_cast<double>(got[r * kN + i]), double{x[r][i]} + double{y[r][i]})
+          << "graph " << r << ", " << i;
+    }
+  }
+  for (int64_t i = 0; i < kN; ++i)
+    ASSERT_TRUE(std::isnan(got[2 * kN + i])) << "replaced graph ran, " << i;
 }
 
 // Decode steps as a model submits them: each step writes its K and V rows

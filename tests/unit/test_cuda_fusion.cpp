@@ -336,13 +336,15 @@ TEST(CudaFusion, MatvecAddNeedsResidualApartFromProduct) {
 
 // f16_norm_nodes with the product before the norm of weight type `before`
 // and the products after it of type `after` (quantized: 8-bit activations),
-// vectors of llama-8b's 4,096 values.
+// vectors of llama-8b's 4,096 values; k1 > 0: the first product's rows (a
+// down projection's).
 std::vector<pi_node> quant_norm_nodes(uint32_t before, uint32_t after, int products = 3,
-                                      int64_t e = 4096) {
-  std::vector<pi_node> g = f16_norm_nodes(products, e);
+                                      int64_t e = 4096, int64_t k1 = 0) {
+  std::vector<pi_node> g = f16_norm_nodes(products, e, k1);
   for (size_t i = 0; i < g.size(); ++i) {
     pi_tensor& w = g[i].src[0];
-    if (g[i].op == PI_OP_MUL_MAT) w = tensor(i == 0 ? before : after, kWeights, w.offset, {e, e});
+    if (g[i].op == PI_OP_MUL_MAT)
+      w = tensor(i == 0 ? before : after, kWeights, w.offset, {i == 0 ? w.ne[0] : e, e});
   }
   return g;
 }
@@ -367,6 +369,11 @@ TEST(CudaFusion, QuantizedNormFoldsIntoProducts) {
   }
   // Any quantized product before the norm adds the residual (Q8_0 too).
   EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ8_0, kQ4_K, 3, 2048)))[0], UnitKind::kMatvecAdd);
+  // Conformance's NormFold lengths: Q4_0 rows of 2,080 values, a down
+  // projection's 8,192-value Q6_K rows before the norm.
+  const std::vector<UnitKind> folded{UnitKind::kMatvecAdd, UnitKind::kNormMatvec};
+  EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ4_0, kQ4_0, 3, 2080))), folded);
+  EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ6_K, kQ4_K, 3, 2048, 8192))), folded);
   // V of another type: Q and K fold, V (a launch of its own) folds again
   // from what the unit leaves in the activation cache.
   std::vector<pi_node> g = quant_norm_nodes(kQ4_K, kQ4_K, 3, 2048);

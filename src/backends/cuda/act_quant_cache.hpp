@@ -43,8 +43,10 @@ struct PendingNorm {
 
 // The converted activations a MUL_MAT left in scratch (or, kNormFold, how
 // to make them again), so that the next products over the same activations
-// (Q, K, V; gate, up) skip the conversion. graph_submit's enqueue clears it at every node that is
-// not a MUL_MAT (those may reuse scratch or rewrite the activations).
+// (Q, K, V; gate, up) skip the conversion. graph_submit's enqueue clears it
+// at every node that is not a MUL_MAT (those may reuse scratch or rewrite the
+// activations) and at every output over the activations (kNormFold: over the
+// norm's input or weight too, which a refold reads).
 struct ActQuantCache {
   const uint8_t* data = nullptr;  // the activation columns' first byte
   int64_t k = 0, ncols = 0, nb1 = 0;

@@ -108,12 +108,13 @@ bool f16_direct_product(const pi_node& n) {
 // output a vector: the kernel adds a residual to its sums (kMatvecAdd).
 bool quant_vector_product(const pi_node& n) {
   const pi_tensor& w = n.src[0];
-  return matvec_quantizes(n) && f32_vector(n.src[1], w.ne[0]) && f32_vector(n.dst, w.ne[1]);
+  return n.op == PI_OP_MUL_MAT && matvec_quantizes(n) && f32_vector(n.src[1], w.ne[0]) &&
+         f32_vector(n.dst, w.ne[1]);
 }
 
 // ... whose kernel also makes its 8-bit activations from a norm's input, in
 // shared memory: rows of at most kMaxNormFoldQK values, no residual codes
-// (not Q8_0), one weight matrix of the launch (kNormMatvec).
+// (not Q8_0) (kNormMatvec).
 bool quant_fold_product(const pi_node& n) {
   return quant_vector_product(n) && !matvec_residual(n) && n.src[0].ne[0] <= kMaxNormFoldQK;
 }
@@ -181,8 +182,8 @@ const pi_tensor* added_residual(const pi_graph& g, uint32_t i) {
   return &res;
 }
 
-// An F16 product at i and the ADD at i + 1 of its output and a residual
-// vector (added_residual), whose sum a folded norm at i + 2 reads
+// An F16 or quantized product at i and the ADD at i + 1 of its output and a
+// residual vector (added_residual), whose sum a folded norm at i + 2 reads
 // (kMatvecAdd).
 bool matvec_add_at(const pi_graph& g, uint32_t i) {
   if (i + 1 >= g.n_nodes || !fold_add_product(g.nodes[i]) || norm_matvec_at(g, i + 2) == 0)

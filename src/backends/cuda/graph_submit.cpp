@@ -34,11 +34,15 @@ View view_of(const pi_tensor& t) {
 }
 
 // Whether a node's destination may share bytes with the cached activations
-// (bounds from the strides, generous for block types).
+// (bounds from the strides, generous for block types), or, for a folded
+// norm's (ActForm::kNormFold), with the norm's input and weight it reads.
 bool overlaps(const View& dst, const ActQuantCache& a) {
   uint64_t span = dst.nb[0] > 4 ? static_cast<uint64_t>(dst.nb[0]) : 4;
   for (int d = 0; d < 4; ++d) span += static_cast<uint64_t>((dst.ne[d] - 1) * dst.nb[d]);
   const uint8_t* a_end = a.data + (a.ncols - 1) * a.nb1 + 4 * a.k;
+  if (a.form == ActForm::kNormFold &&
+      (views_overlap(dst, a.fold.x) || views_overlap(dst, a.fold.nw)))
+    return true;
   return dst.data < a_end && a.data < dst.data + span;
 }
 

@@ -1039,11 +1039,15 @@ void launch_fast_r(const FastArgs& p, cudaStream_t stream, const MatvecFold& f =
     // One wave of the blocks that fit on the device, so that each makes the
     // activations once (a block per 16 rows had made them again per wave:
     // llama-8b Q4_0 tg128 441 -> 335 tok/s, H200).
+    // Per kernel, for the first device that launches it (the blocks that fit
+    // follow from the kernel's registers and shared memory).
     static const int per_sm = [] {
       int n = 0;
       if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, matvec_fast<T, NC, R, FOLD>,
-                                                        kWarpsR * 32, 0) != cudaSuccess)
+                                                        kWarpsR * 32, 0) != cudaSuccess) {
+        (void)cudaGetLastError();  // not the launch's error: fall back to 4
         n = 0;
+      }
       return n > 0 ? n : 4;
     }();
     if (sm_count > 0) blocks = std::min<int64_t>(blocks, int64_t{per_sm} * sm_count);
@@ -1070,10 +1074,13 @@ void launch_fast_nc(const FastArgs& p, cudaStream_t stream, const MatvecFold& f 
 }
 
 // A fold over quantized rows of one column (matvec_fast's FOLD); false,
-// with nothing launched, for Q8_0 under a folded norm (its residual codes).
+// with nothing launched, for Q8_0 under a folded norm (its residual codes),
+// rows past kMaxNormFoldQK values there, or a type off the fast path.
 template <int FOLD>
 bool launch_fast_fold(uint32_t type, const FastArgs& p, const MatvecFold& f, cudaStream_t stream,
                       int sm_count) {
+  // The block's codes in shared memory (matvec_fast's fq).
+  if (FOLD == kFoldNorm && p.a.ne[0] > kMaxNormFoldQK) return false;
   switch (type) {
     case kQ4_0:
       launch_fast_nc<kQ4_0, 1, FOLD>(p, stream, f, sm_count);
@@ -1084,13 +1091,15 @@ bool launch_fast_fold(uint32_t type, const FastArgs& p, const MatvecFold& f, cud
     case kQ6_K:
       launch_fast_nc<kQ6_K, 1, FOLD>(p, stream, f, sm_count);
       return true;
-    default:
+    case kQ8_0:
       if constexpr (FOLD == kFoldNorm) {
         return false;
       } else {
         launch_fast_nc<kQ8_0, 1, FOLD>(p, stream, f);
         return true;
       }
+    default:
+      return false;
   }
 }
 

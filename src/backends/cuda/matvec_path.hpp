@@ -31,8 +31,9 @@ constexpr int64_t kMaxNormFoldQK = 4096;
 // about 5 us per product in place, against a norm kernel's 6.8 us on rows of
 // 4,096 values (llama-8b) and 3.9 us on 2,048 (llama-1b): on the H200,
 // llama-8b Q4_K_M tg128 gained 4% and Q4_0 was level, llama-1b Q4_K_M lost
-// 3-8% (BENCHMARKS.md, session 23). Shorter rows fold the norm into the
-// products after it (kNormMatvec) since session 25.
+// 3-8% (BENCHMARKS.md, session 23). Since session 25 shorter rows, and Q4_0
+// products of up to kMaxNormFoldQK values after the norm, fold it into those
+// products instead (kNormMatvec; fusion.cpp's norm_before_kquants).
 constexpr int64_t kMaxNormQRows = 8192, kMinNormQRows = 4096;
 
 // The matrix-vector fast path (matvec.cu): a warp per weight row staged

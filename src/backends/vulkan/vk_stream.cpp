@@ -88,7 +88,15 @@ VkCommandBuffer pi_stream_s::begin_one_shot() {
 }
 
 void pi_stream_s::submit(Pending p, VkCommandBuffer cmd) {
-  p.fence = acquire_fence();
+  try {
+    p.fence = acquire_fence();
+  } catch (...) {
+    // Never queued: nothing of it ran (no profile to read).
+    if (p.recording) --p.recording->in_flight;
+    p.recording = nullptr;
+    release(p);
+    throw;
+  }
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd;
@@ -235,6 +243,7 @@ void pi_stream_s::add_submit(const char* action, std::chrono::steady_clock::time
 void pi_stream_s::submit_graph(const pi_graph& g) {
   const auto t0 = std::chrono::steady_clock::now();
   drop_prepared();
+  if (g.n_nodes == 0) return;
   retire(false);
   const char* action = nullptr;
   Pending p = planned(g, &action);
@@ -256,14 +265,16 @@ void pi_stream_s::prepare_graph(const pi_graph& g) {
 bool pi_stream_s::submit_prepared() {
   const auto t0 = std::chrono::steady_clock::now();
   if (!prepared_) return false;
-  Prepared q = std::move(*prepared_);
-  prepared_.reset();
-  if (q.freed != dev->buffers_freed.load()) {
-    --q.pending.recording->in_flight;
-    submit_graph(q.graph);
+  if (prepared_->freed != dev->buffers_freed.load()) {
+    const pi_graph g = prepared_->graph;
+    submit_graph(g);  // drops the prepared recording first
     return true;
   }
+  // Before the prepared graph leaves prepared_: a throw here leaves it to
+  // the next drop.
   retire(false);
+  Prepared q = std::move(*prepared_);
+  prepared_.reset();
   VkCommandBuffer cmd = q.pending.recording->cmd;
   submit(std::move(q.pending), cmd);
   add_submit("prepared: submit", t0);

@@ -257,13 +257,15 @@ int supports(pi_device dev, const pi_node* node) {
 pi_status graph_submit(pi_stream s, const pi_graph* graph) {
   if (s == nullptr || graph == nullptr || (graph->nodes == nullptr && graph->n_nodes != 0))
     return PI_ERR_INVALID;
-  if (graph->n_nodes == 0) return PI_OK;
   return guarded(s->dev->error, [&] { s->submit_graph(*graph); });
 }
 
 pi_status graph_prepare(pi_stream s, const pi_graph* graph) {
-  if (s == nullptr || graph == nullptr || graph->nodes == nullptr || graph->n_nodes == 0)
+  if (s == nullptr) return PI_ERR_INVALID;
+  if (graph == nullptr || graph->nodes == nullptr || graph->n_nodes == 0) {
+    s->dev->error = "graph_prepare: no graph, or a graph of no nodes";
     return PI_ERR_INVALID;
+  }
   return guarded(s->dev->error, [&] { s->prepare_graph(*graph); });
 }
 
