@@ -139,18 +139,34 @@ TEST_F(StreamContract, ChainedNodesReplayed) {
   for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(static_cast<double>(got[i]), want[i]) << i;
 }
 
+// Whether the backend has prepared graphs (abi.h's optional graph_prepare
+// and graph_submit_prepared). One without them must leave both NULL, and the
+// host's prepare then declines, so that it submits its graphs as usual.
+bool checks_prepare(const BackendDevice& dev) {
+  const pi_backend_vtable& vt = dev.vt();
+  if (vt.graph_prepare != nullptr) {
+    EXPECT_NE(vt.graph_submit_prepared, nullptr)
+        << dev.name() << ": graph_prepare without a launch";
+    return vt.graph_submit_prepared != nullptr;
+  }
+  EXPECT_EQ(vt.graph_submit_prepared, nullptr) << dev.name() << ": a launch without graph_prepare";
+  pi_node n{};
+  n.op = PI_OP_SCALE;
+  const pi_graph g{&n, 1};
+  EXPECT_FALSE(dev.prepare(g)) << dev.name() << ": the host prepared a graph on a backend without";
+  return false;
+}
+
 // graph_prepare (abi.h, optional): a prepared graph reads the inputs written
 // after its prepare, runs once per prepare, is dropped by a graph_submit in
 // between, and still runs right after a buffer of the device was freed (the
 // Vulkan backend plans it again then; the freed buffer is not the graph's,
 // which the host keeps alive, so this checks that path runs, not that it is
-// needed). A backend without the entries is skipped: the host submits its
-// graphs as usual.
+// needed). On a backend without the entries, checks_prepare only.
 TEST_F(StreamContract, PreparedGraphSeesLaterWrites) {
   BackendDevice& dev = backend().device();
   const pi_backend_vtable& vt = dev.vt();
-  if (vt.graph_prepare == nullptr)
-    GTEST_SKIP() << dev.name() << " has no graph_prepare: the host submits its graphs as usual";
+  if (!checks_prepare(dev)) return;
   Rng rng(case_seed("STREAM/prepared_graph"));
   constexpr int64_t kN = 213;
   DeviceBuffer a = DeviceBuffer::allocate(dev, 4 * kN), b = DeviceBuffer::allocate(dev, 4 * kN),
@@ -205,8 +221,7 @@ TEST_F(StreamContract, PreparedGraphSeesLaterWrites) {
 TEST_F(StreamContract, PreparedGraphsBackToBack) {
   BackendDevice& dev = backend().device();
   const pi_backend_vtable& vt = dev.vt();
-  if (vt.graph_prepare == nullptr)
-    GTEST_SKIP() << dev.name() << " has no graph_prepare: the host submits its graphs as usual";
+  if (!checks_prepare(dev)) return;
   Rng rng(case_seed("STREAM/prepared_back_to_back"));
   constexpr int64_t kN = 301;
   DeviceBuffer a = DeviceBuffer::allocate(dev, 4 * kN), b = DeviceBuffer::allocate(dev, 4 * kN),
