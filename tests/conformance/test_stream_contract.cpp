@@ -139,6 +139,23 @@ TEST_F(StreamContract, ChainedNodesReplayed) {
   for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(static_cast<double>(got[i]), want[i]) << i;
 }
 
+// ADD(a, b) of kN-value vectors into c at byte offset c_off.
+pi_node add_node(const DeviceBuffer& a, const DeviceBuffer& b, const DeviceBuffer& c,
+                 uint64_t c_off, int64_t n) {
+  pi_node add{};
+  add.op = PI_OP_ADD;
+  add.n_src = 2;
+  add.src[0] = f32_vector(a, 0, n);
+  add.src[1] = f32_vector(b, 0, n);
+  add.dst = f32_vector(c, c_off, n);
+  return add;
+}
+
+// Random integers in [-1000, 1000] (exact sums in float32).
+void fill_ints(std::vector<float>& v, Rng& rng) {
+  for (float& x : v) x = static_cast<float>(static_cast<int>(rng() % 2001) - 1000);
+}
+
 // Whether the backend has prepared graphs (abi.h's optional graph_prepare
 // and graph_submit_prepared). One without them must leave both NULL, and the
 // host's prepare then declines, so that it submits its graphs as usual.
@@ -171,12 +188,7 @@ TEST_F(StreamContract, PreparedGraphSeesLaterWrites) {
   constexpr int64_t kN = 213;
   DeviceBuffer a = DeviceBuffer::allocate(dev, 4 * kN), b = DeviceBuffer::allocate(dev, 4 * kN),
                c = DeviceBuffer::allocate(dev, 4 * kN);
-  pi_node add{};
-  add.op = PI_OP_ADD;
-  add.n_src = 2;
-  add.src[0] = f32_vector(a, 0, kN);
-  add.src[1] = f32_vector(b, 0, kN);
-  add.dst = f32_vector(c, 0, kN);
+  const pi_node add = add_node(a, b, c, 0, kN);
   pi_node scale{};
   scale.op = PI_OP_SCALE;
   scale.n_src = 1;
@@ -190,10 +202,8 @@ TEST_F(StreamContract, PreparedGraphSeesLaterWrites) {
   for (int r = 0; r < 3; ++r) {
     c.write(0, poison.data(), 4 * kN);
     ASSERT_EQ(vt.graph_prepare(dev.stream(), &g), PI_OK) << vt.last_error(dev.handle());
-    for (int64_t i = 0; i < kN; ++i) {
-      x[i] = static_cast<float>(static_cast<int>(rng() % 2001) - 1000);
-      y[i] = static_cast<float>(static_cast<int>(rng() % 2001) - 1000);
-    }
+    fill_ints(x, rng);
+    fill_ints(y, rng);
     a.write(0, x.data(), 4 * kN);
     b.write(0, y.data(), 4 * kN);
     if (r == 1) DeviceBuffer::allocate(dev, 4096);  // allocated and freed at once
@@ -226,24 +236,16 @@ TEST_F(StreamContract, PreparedGraphsBackToBack) {
   constexpr int64_t kN = 301;
   DeviceBuffer a = DeviceBuffer::allocate(dev, 4 * kN), b = DeviceBuffer::allocate(dev, 4 * kN),
                c = DeviceBuffer::allocate(dev, 3 * 4 * kN);
-  std::vector<pi_node> add(3);
-  for (int64_t j = 0; j < 3; ++j) {
-    add[j].op = PI_OP_ADD;
-    add[j].n_src = 2;
-    add[j].src[0] = f32_vector(a, 0, kN);
-    add[j].src[1] = f32_vector(b, 0, kN);
-    add[j].dst = f32_vector(c, 4 * kN * j, kN);
-  }
+  std::vector<pi_node> add;
+  for (uint64_t j = 0; j < 3; ++j) add.push_back(add_node(a, b, c, 4 * kN * j, kN));
   const std::vector<float> poison(3 * kN, std::nanf(""));
   c.write(0, poison.data(), poison.size() * 4);
   std::vector<float> x[2], y[2];
   for (int r = 0; r < 2; ++r) {
     x[r].resize(kN);
     y[r].resize(kN);
-    for (int64_t i = 0; i < kN; ++i) {
-      x[r][i] = static_cast<float>(static_cast<int>(rng() % 2001) - 1000);
-      y[r][i] = static_cast<float>(static_cast<int>(rng() % 2001) - 1000);
-    }
+    fill_ints(x[r], rng);
+    fill_ints(y[r], rng);
   }
   const pi_graph g0{&add[0], 1}, g1{&add[1], 1}, g2{&add[2], 1};
   ASSERT_EQ(vt.graph_prepare(dev.stream(), &g0), PI_OK) << vt.last_error(dev.handle());

@@ -20,6 +20,12 @@ struct ActQuantPtrs {
 // Steps of the residual code per step of the code: x ≈ d · (q + lo / kLoSteps).
 constexpr float kLoSteps = 254.0f;
 
+// The code of x in a block of scale d = amax/127: round to nearest, within
+// ±127; 0 for an all-zero block. Every maker of the 8-bit blocks rounds so.
+__device__ __forceinline__ float act_code(float x, float d) {
+  return d > 0.0f ? fminf(127.0f, fmaxf(-127.0f, rintf(x / d))) : 0.0f;
+}
+
 // One 32-value block, a value per lane of the whole warp: d = amax/127
 // (float32), q = round(x/d) clamped to ±127 (docs/OPS.md allows the 8-bit
 // activations), and d · Σ q for the min terms of Q4_K. The residual
@@ -31,7 +37,7 @@ __device__ __forceinline__ void quantize_block32(float x, int64_t blk, const Act
   const int lane = threadIdx.x % 32;
   const float amax = warp_max(fabsf(x));
   const float d = amax / 127.0f;
-  const float q = d > 0.0f ? fminf(127.0f, fmaxf(-127.0f, rintf(x / d))) : 0.0f;
+  const float q = act_code(x, d);
   p.aq[32 * blk + lane] = static_cast<int8_t>(q);
   if (p.lo != nullptr) {
     const float lo = d > 0.0f ? rintf(fmaf(-q, d, x) * (kLoSteps / d)) : 0.0f;

@@ -527,8 +527,7 @@ __device__ float fold_norm_acts(const MatvecFold& f, const float* x, int64_t k, 
     int qsum = 0;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int c =
-          bd > 0.0f ? static_cast<int>(fminf(127.0f, fmaxf(-127.0f, rintf(y[i] / bd)))) : 0;
+      const int c = static_cast<int>(act_code(y[i], bd));
       qsum += c;
       packed |= static_cast<uint32_t>(c & 0xff) << (8 * i);
     }
