@@ -11,6 +11,11 @@ struct Features {
   // VK_KHR_shader_integer_dot_product enabled: 8-bit activations in the
   // matrix-vector kernel.
   bool int_dot = false;
+  // VK_NV_cooperative_matrix with F16 products (vk_coopmat.hpp): prefill
+  // products of F16 and quantized weights on tensor cores
+  // (shaders/mul_mat_cm.comp); off with the device option coopmat=0 or
+  // POLYINFER_VULKAN_COOPMAT=0.
+  bool coopmat = false;
   // Consecutive nodes as one dispatch (vk_fusion.hpp); off with the device
   // option fusion=0 or POLYINFER_VULKAN_FUSION=0.
   bool fusion = false;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backends/vulkan/vk_check.hpp"
+#include "backends/vulkan/vk_coopmat.hpp"
 
 namespace polyinfer::vk {
 namespace {
@@ -173,6 +174,18 @@ bool has_device_extension(VkPhysicalDevice pd, const char* name) {
   return false;
 }
 
+// Integer dot products in shaders (VK_KHR_shader_integer_dot_product). Core in
+// Vulkan 1.3, taken here as the extension: the instance asks for 1.2.
+bool has_int_dot(VkPhysicalDevice pd) {
+  if (!has_device_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) return false;
+  VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.pNext = &dot;
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  return dot.shaderIntegerDotProduct == VK_TRUE;
+}
+
 void describe_device(VkPhysicalDevice pd, pi_device_info* out) {
   std::memset(out, 0, sizeof *out);
   VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
@@ -199,10 +212,14 @@ void describe_device(VkPhysicalDevice pd, pi_device_info* out) {
                  std::to_string(VK_API_VERSION_MINOR(p.driverVersion)) + "." +
                  std::to_string(VK_API_VERSION_PATCH(p.driverVersion)));
   }
-  copy_str(out->compute_version, sizeof out->compute_version,
-           "Vulkan " + std::to_string(VK_API_VERSION_MAJOR(p.apiVersion)) + "." +
-               std::to_string(VK_API_VERSION_MINOR(p.apiVersion)) + "." +
-               std::to_string(VK_API_VERSION_PATCH(p.apiVersion)));
+  // The optional features the shaders use where the device has them
+  // (docs/BACKEND_VULKAN.md), so that `polyinfer backends` shows which paths run.
+  std::string version = "Vulkan " + std::to_string(VK_API_VERSION_MAJOR(p.apiVersion)) + "." +
+                        std::to_string(VK_API_VERSION_MINOR(p.apiVersion)) + "." +
+                        std::to_string(VK_API_VERSION_PATCH(p.apiVersion));
+  if (has_int_dot(pd)) version += ", int8 dot";
+  if (coopmat_usable(instance().instance, pd, kCoopmatSharedBytes)) version += ", coopmat";
+  copy_str(out->compute_version, sizeof out->compute_version, version);
   if (has_pci) {
     std::snprintf(out->bus_id, sizeof out->bus_id, "%04x:%02x:%02x.%x", pci.pciDomain, pci.pciBus,
                   pci.pciDevice, pci.pciFunction);

@@ -29,4 +29,8 @@ void describe_device(VkPhysicalDevice pd, pi_device_info* out);
 
 bool has_device_extension(VkPhysicalDevice pd, const char* name);
 
+// Integer dot products in shaders (VK_KHR_shader_integer_dot_product), taken
+// as the extension.
+bool has_int_dot(VkPhysicalDevice pd);
+
 }  // namespace polyinfer::vk

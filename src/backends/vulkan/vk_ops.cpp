@@ -129,19 +129,36 @@ void rope_extra(const pi_node& n, OpPlan* p) {
   p->extra[4] = fbits(1.0f + 0.1f * std::log(1.0f / freq_scale));
 }
 
-// MUL_MAT with more than kMatvecCols columns (prefill): the tiled GEMM, one
-// workgroup per 64 x 64 output tile.
-constexpr uint64_t kTile = 64;  // BM = BN in shaders/mul_mat_mm.comp
+// MUL_MAT with more than kMatvecCols columns (prefill): a tiled GEMM, one
+// workgroup per output tile. On tensor cores (mul_mat_cm.comp: 128 weight rows
+// x 64 columns, or x 128 columns for more than 64) where the device has
+// cooperative matrices and rounding the weights to F16 stays within their
+// tolerance (F16 and the block types); otherwise in float32 (mul_mat_mm.comp,
+// 64 x 64).
+constexpr uint64_t kTile = 64;     // BM = BN in shaders/mul_mat_mm.comp
+constexpr uint64_t kCmRows = 128;  // BM in shaders/mul_mat_cm.comp
+uint64_t tile_count(const pi_tensor& d, uint64_t rows, uint64_t cols) {
+  return ((static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows) *
+         ((static_cast<uint64_t>(d.ne[1]) + cols - 1) / cols) *
+         static_cast<uint64_t>(d.ne[2] * d.ne[3]);
+}
 void plan_mul_mat(const pi_node& n, const Features& features, OpPlan* p) {
   const pi_tensor& d = n.dst;
   if (d.ne[1] <= kMatvecCols) {
     plan_matvec(n, features, p);
     return;
   }
-  const uint64_t batches = static_cast<uint64_t>(d.ne[2] * d.ne[3]);
-  const uint64_t tiles = ((static_cast<uint64_t>(d.ne[0]) + kTile - 1) / kTile) *
-                         ((static_cast<uint64_t>(d.ne[1]) + kTile - 1) / kTile);
-  *p = {"mul_mat_mm", {n.src[0].type, 0, 0, 0}, 3, tiles * batches, {}};
+  const uint32_t type = n.src[0].type;
+  if (features.coopmat && type != kF32 && type != kBF16) {
+    const bool wide = d.ne[1] > 64;  // CM_BN = 128
+    *p = {wide ? "mul_mat_cm_n128" : "mul_mat_cm",
+          {type, 0, 0, 0},
+          3,
+          tile_count(d, kCmRows, wide ? 128 : 64),
+          {}};
+    return;
+  }
+  *p = {"mul_mat_mm", {type, 0, 0, 0}, 3, tile_count(d, kTile, kTile), {}};
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/vulkan/vk_check.hpp"
+#include "backends/vulkan/vk_coopmat.hpp"
 #include "backends/vulkan/vk_device.hpp"
 #include "backends/vulkan/vk_instance.hpp"
 #include "backends/vulkan/vk_ops.hpp"
@@ -79,7 +80,8 @@ const char* option_value(const char* options, const char* name) {
 
 // "subgroup=0" turns the subgroup paths off and "intdot=0" the integer dot
 // products, so that a device that has them also runs (and tests) the
-// fallbacks; "fusion=0" and "prequant=0" the fused dispatches
+// fallbacks, "coopmat=0" the cooperative-matrix GEMM (vk_coopmat.hpp);
+// "fusion=0" and "prequant=0" the fused dispatches
 // (vk_fusion.hpp), "prequant_min_k=N" sets Features::prequant_min_k. Other
 // keys are for other backends.
 bool option_on(const char* options, const char* name) {
@@ -101,18 +103,6 @@ uint32_t option_uint(const char* options, const char* name, uint32_t fallback) {
 bool option_or_env_on(const char* options, const char* name, const char* env) {
   const char* e = std::getenv(env);
   return option_on(options, name) && !(e != nullptr && e[0] == '0');
-}
-
-// Integer dot products in shaders (VK_KHR_shader_integer_dot_product). Core in
-// Vulkan 1.3, taken here as the extension: the instance asks for 1.2.
-bool has_int_dot(VkPhysicalDevice pd) {
-  if (!has_device_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) return false;
-  VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
-  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  f2.pNext = &dot;
-  vkGetPhysicalDeviceFeatures2(pd, &f2);
-  return dot.shaderIntegerDotProduct == VK_TRUE;
 }
 
 pi_status device_open(int index, const char* options, pi_device* out) {
@@ -142,21 +132,32 @@ pi_status device_open(int index, const char* options, pi_device* out) {
     di.pQueueCreateInfos = &qi;
     di.pEnabledFeatures = &enable;
     const bool int_dot = option_on(options, "intdot") && has_int_dot(pd);
+    const bool coopmat = option_or_env_on(options, "coopmat", "POLYINFER_VULKAN_COOPMAT") &&
+                         coopmat_usable(instance().instance, pd, kCoopmatSharedBytes);
+    std::vector<const char*> extensions;
+    void* chain = nullptr;  // the feature structs, each in front of the last
     VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
     dot.shaderIntegerDotProduct = VK_TRUE;
-    const char* const dot_ext = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
     if (int_dot) {
-      di.pNext = &dot;
-      di.enabledExtensionCount = 1;
-      di.ppEnabledExtensionNames = &dot_ext;
+      chain = &dot;
+      extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     }
+    CoopmatEnable cm;
+    if (coopmat) {
+      chain = cm.chain(chain);
+      extensions.push_back(CoopmatEnable::kExtension);
+    }
+    di.pNext = chain;
+    di.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    di.ppEnabledExtensionNames = extensions.data();
     VkDevice device = VK_NULL_HANDLE;
     check(vkCreateDevice(pd, &di, nullptr, &device), "vkCreateDevice");
     try {
       *out = new pi_device_s(pd, device, static_cast<uint32_t>(family));
       if (!option_on(options, "subgroup")) (*out)->features.subgroup_arith = false;
       (*out)->features.int_dot = int_dot;
+      (*out)->features.coopmat = coopmat;
       const bool fusion = option_or_env_on(options, "fusion", "POLYINFER_VULKAN_FUSION");
       (*out)->features.fusion = fusion;
       (*out)->features.prequant =

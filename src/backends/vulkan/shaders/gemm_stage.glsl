@@ -1,0 +1,94 @@
+// Staging of the tiled GEMMs (mul_mat_mm.comp, mul_mat_cm.comp): eight
+// consecutive weights of a row, decoded to F32 from whole words of their block
+// (blocks.glsl), and eight activations of a column. Needs common.glsl,
+// dequant.glsl, blocks.glsl, the specialization constants WTYPE (the weights'
+// GGUF type id) and A_VEC4 (columns 16-byte aligned), and vbufs (binding 1 as vec4).
+
+// Elements k..k+7 (k a multiple of 8, k + 8 <= K) of the weight row at byte
+// address row, decoded from their block as whole words.
+void decode8(uint row, uint k, out vec4 lo, out vec4 hi) {
+  if (WTYPE == 0u) {  // F32
+    lo = uintBitsToFloat(ld_16b(row + 4u * k));
+    hi = uintBitsToFloat(ld_16b(row + 4u * k + 16u));
+  } else if (WTYPE == 1u) {  // F16
+    halves8(ld_16b(row + 2u * k), lo, hi);
+  } else if (WTYPE == 2u) {  // Q4_0: bytes 0..15 hold elements j (low) and j + 16 (high)
+    const uint b = row + (k / 32u) * 18u, j = k % 32u;
+    const float d = half_to_float(ld16(T_SRC0, b));
+    const uvec2 q = ld_8b(b + 2u + j % 16u);
+    lo = d * ((j < 16u ? nib_lo(q.x) : nib_hi(q.x)) - 8.0);
+    hi = d * ((j < 16u ? nib_lo(q.y) : nib_hi(q.y)) - 8.0);
+  } else if (WTYPE == 8u) {  // Q8_0
+    const uint b = row + (k / 32u) * 34u;
+    const float d = half_to_float(ld16(T_SRC0, b));
+    const uvec2 q = ld_8b(b + 2u + k % 32u);
+    lo = d * bytes_i(q.x);
+    hi = d * bytes_i(q.y);
+  } else if (WTYPE == 12u || WTYPE == 13u) {  // Q4_K, Q5_K: sub-block j = e / 32
+    const bool q5 = WTYPE == 13u;
+    const uint b = row + (k / 256u) * (q5 ? 176u : 144u), e = k % 256u, j = e / 32u;
+    const uvec2 sm = kq_scale_min(kq_scales(b), j);
+    const float dl = half_to_float(ld16(T_SRC0, b)) * float(sm.x);
+    const float ml = half_to_float(ld16(T_SRC0, b + 2u)) * float(sm.y);
+    const uvec2 q = ld_8b(b + (q5 ? 48u : 16u) + (e / 64u) * 32u + e % 32u);
+    vec4 ql = (j % 2u) == 0u ? nib_lo(q.x) : nib_hi(q.x);
+    vec4 qh = (j % 2u) == 0u ? nib_lo(q.y) : nib_hi(q.y);
+    if (q5) {
+      const uvec2 h = ld_8b(b + 16u + e % 32u);
+      ql += bit_x16(h.x, j);
+      qh += bit_x16(h.y, j);
+    }
+    lo = dl * ql - ml;
+    hi = dl * qh - ml;
+  } else if (WTYPE == 14u) {  // Q6_K: half h, group g of 32, position l
+    const uint b = row + (k / 256u) * 210u, e = k % 256u, h = e / 128u, g = (e % 128u) / 32u;
+    const uint l = e % 32u;
+    const float dl = half_to_float(ld16(T_SRC0, b + 208u)) * float(ld_i8(T_SRC0, b + 192u + e / 16u));
+    const uvec2 ql = ld_8b(b + 64u * h + 32u * (g % 2u) + l);
+    const uvec2 qh = ld_8b(b + 128u + 32u * h + l);
+    lo = dl * ((g < 2u ? nib_lo(ql.x) : nib_hi(ql.x)) + two_x16(qh.x, 2u * g) - 32.0);
+    hi = dl * ((g < 2u ? nib_lo(ql.y) : nib_hi(ql.y)) + two_x16(qh.y, 2u * g) - 32.0);
+  } else {
+    lo = vec4(dq(T_SRC0, WTYPE, row, k), dq(T_SRC0, WTYPE, row, k + 1u), dq(T_SRC0, WTYPE, row, k + 2u),
+              dq(T_SRC0, WTYPE, row, k + 3u));
+    hi = vec4(dq(T_SRC0, WTYPE, row, k + 4u), dq(T_SRC0, WTYPE, row, k + 5u), dq(T_SRC0, WTYPE, row, k + 6u),
+              dq(T_SRC0, WTYPE, row, k + 7u));
+  }
+}
+
+// Weights k..k+7 of the row at byte address wrow, zeros past K: the ragged end
+// of a plain-type row goes element by element.
+void weights8(uint wrow, uint k, uint K, out vec4 lo, out vec4 hi) {
+  if (k + 8u <= K) {
+    decode8(wrow, k, lo, hi);
+    return;
+  }
+  lo = vec4(0.0);
+  hi = vec4(0.0);
+  for (uint e = 0u; e < 8u && k + e < K; ++e) {
+    const float v = dq(T_SRC0, WTYPE, wrow, k + e);
+    if (e < 4u) lo[e] = v; else hi[e - 4u] = v;
+  }
+}
+
+// Activations k..k+7 of the column at byte address acol, zeros past K and for
+// a column past the matrix (!col_in).
+void acts8(uint acol, bool col_in, uint k, uint K, out vec4 lo, out vec4 hi) {
+  lo = vec4(0.0);
+  hi = vec4(0.0);
+  if (!col_in) return;
+  if (k + 8u <= K && A_VEC4) {
+    lo = vbufs[T_SRC1].v[(acol + 4u * k) >> 4];
+    hi = vbufs[T_SRC1].v[(acol + 4u * k + 16u) >> 4];
+  } else if (k + 8u <= K) {
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+      lo[e] = ldf(T_SRC1, acol + 4u * (k + e));
+      hi[e] = ldf(T_SRC1, acol + 4u * (k + 4u + e));
+    }
+  } else {
+    for (uint e = 0u; e < 8u && k + e < K; ++e) {
+      const float v = ldf(T_SRC1, acol + 4u * (k + e));
+      if (e < 4u) lo[e] = v; else hi[e - 4u] = v;
+    }
+  }
+}

@@ -1,0 +1,151 @@
+#version 450
+// MUL_MAT with more than 8 activation columns (prefill) on tensor cores:
+// VK_NV_cooperative_matrix, 16 x 16 x 16 products of F16 matrices summed in
+// float32 (the device must list that shape for subgroup scope, and have
+// subgroups of 32: vk_coopmat.cpp). A workgroup of 256 (8 subgroups) computes
+// a 128 (weight rows n) x BN (columns m; CM_BN = 64 or 128) output tile; per
+// step of 32 along K it decodes the weight tile to F16 in shared memory and
+// converts the activation tile beside it (each weight read and decoded once
+// per BN columns, as mul_mat_mm.comp does), then subgroup s multiplies rows
+// 32·(s % 4) .. + 32 by columns BN/2·(s / 4) .. + BN/2 as 2 x BN/32
+// accumulators. Weights and activations are rounded to F16 once (the
+// tolerance of F16 weights: docs/TESTING.md); F32 and BF16 weights keep
+// mul_mat_mm.comp.
+#extension GL_NV_cooperative_matrix : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_shader_subgroup_basic : require
+#include "common.glsl"
+#include "dequant.glsl"
+#include "blocks.glsl"
+layout(local_size_x = 256) in;
+layout(constant_id = 0) const uint WTYPE = 0u;
+layout(constant_id = 2) const bool A_VEC4 = false;  // columns 16-byte aligned (vk_graph_plan.cpp)
+layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[4];
+#include "gemm_stage.glsl"
+
+#ifndef CM_BN
+#define CM_BN 64
+#endif
+const uint BM = 128u, BN = CM_BN, BK = 32u;
+const uint NA = BN / 32u;  // accumulators per subgroup along the columns
+// Shared rows of BK halves padded by 8 (16 bytes): the cooperative loads
+// start at multiples of 16 bytes, and adjacent rows fall in other banks.
+const uint SW = BK + 8u;
+const uint kSubgroup = 3u;  // SPIR-V scope Subgroup
+shared float16_t ws[BM * SW];  // weights, [row][k]
+shared float16_t as[BN * SW];  // activations, [column][k]
+shared float cs[8u * 256u];    // one 16 x 16 result per subgroup on its way out
+
+// Four invocations per row (or column), 8 consecutive k each, so that a
+// subgroup's loads fall on 8 rows and not 32: 64 rows (columns) per pass.
+const uint TPR = BK / 8u, RP = 256u / TPR, WP = BM / RP, AP = BN / RP;
+
+layout(std430, set = 0, binding = 1) readonly buffer DataU4 { uvec4 v[]; } u4bufs[4];
+layout(std430, set = 0, binding = 1) readonly buffer DataU2 { uvec2 v[]; } u2bufs[4];
+
+void put8(uint at, vec4 lo, vec4 hi) {
+  [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+    ws[at + e] = float16_t(lo[e]);
+    ws[at + 4u + e] = float16_t(hi[e]);
+  }
+}
+
+// Weights k..k+7 of the row at byte address wrow (zeros past K), as halves
+// into ws[at ..]: F16 and Q4_K rows at 16-byte aligned addresses by aligned
+// 16- and 8-byte loads, the rest through weights8 (word loads).
+void stage_w8(uint wrow, uint k, uint K, uint at) {
+  if (WTYPE == 1u && k + 8u <= K) {  // F16: the stored halves as they are
+    const uint a = wrow + 2u * k;
+    const uvec4 h = (a & 15u) == 0u ? u4bufs[T_SRC0].v[a >> 4] : ld_16b(a);
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+      const f16vec2 p = unpackFloat2x16(h[e]);
+      ws[at + 2u * e] = p.x;
+      ws[at + 2u * e + 1u] = p.y;
+    }
+  } else if (WTYPE == 12u && (wrow & 15u) == 0u) {  // Q4_K: header and codes, aligned
+    const uint b = wrow + (k / 256u) * 144u, e = k % 256u, j = e / 32u;
+    const uvec4 h = u4bufs[T_SRC0].v[b >> 4];  // d, dmin, the 12 scale bytes
+    const uvec2 sm = kq_scale_min(h.yzw, j);
+    const float dl = half_to_float(h.x & 0xFFFFu) * float(sm.x);
+    const float ml = half_to_float(h.x >> 16) * float(sm.y);
+    const uvec2 q = u2bufs[T_SRC0].v[(b + 16u + (e / 64u) * 32u + e % 32u) >> 3];
+    const bool low = (j % 2u) == 0u;
+    put8(at, dl * (low ? nib_lo(q.x) : nib_hi(q.x)) - ml, dl * (low ? nib_lo(q.y) : nib_hi(q.y)) - ml);
+  } else {
+    vec4 lo, hi;
+    weights8(wrow, k, K, lo, hi);
+    put8(at, lo, hi);
+  }
+}
+
+// Activations k..k+7 of the column at byte address acol as halves into as[at ..].
+void stage_a8(uint acol, bool col_in, uint k, uint K, uint at) {
+  vec4 lo, hi;
+  acts8(acol, col_in, k, K, lo, hi);
+  [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+    as[at + e] = float16_t(lo[e]);
+    as[at + 4u + e] = float16_t(hi[e]);
+  }
+}
+
+void main() {
+  const uint N = t_ne(T_DST, 0u), M = t_ne(T_DST, 1u), B2 = t_ne(T_DST, 2u);
+  const uint tiles_n = (N + BM - 1u) / BM, tiles_m = (M + BN - 1u) / BN, o = wg_index();
+  if (o >= tiles_n * tiles_m * B2 * t_ne(T_DST, 3u)) return;  // uniform per workgroup
+  const uint n0 = (o % tiles_n) * BM, m0 = ((o / tiles_n) % tiles_m) * BN;
+  const uint b2 = (o / (tiles_n * tiles_m)) % B2, b3 = o / (tiles_n * tiles_m * B2);
+  const uint r2 = B2 / t_ne(T_SRC0, 2u), r3 = t_ne(T_DST, 3u) / t_ne(T_SRC0, 3u);
+  const uint t = gl_LocalInvocationID.x, K = t_ne(T_SRC0, 0u);
+
+  // What this invocation stages: k .. k + 7 (k = 8 · (t % TPR)) of weight rows
+  // n0 + t/TPR + RP·p (clamped: rows past N are computed from row N - 1 and
+  // not stored) and of columns m0 + t/TPR + RP·p.
+  const uint kt = 8u * (t % TPR), rt = t / TPR;
+  const uint wbase = t_off(T_SRC0) + (b2 / r2) * t_nb(T_SRC0, 2u) + (b3 / r3) * t_nb(T_SRC0, 3u);
+  uint wrow[WP];
+  [[unroll]] for (uint p = 0u; p < WP; ++p) wrow[p] = wbase + min(n0 + rt + RP * p, N - 1u) * t_nb(T_SRC0, 1u);
+  const uint abase = t_off(T_SRC1) + b2 * t_nb(T_SRC1, 2u) + b3 * t_nb(T_SRC1, 3u);
+  uint acol[AP];
+  bool col_in[AP];
+  [[unroll]] for (uint p = 0u; p < AP; ++p) {
+    acol[p] = abase + (m0 + rt + RP * p) * t_nb(T_SRC1, 1u);
+    col_in[p] = m0 + rt + RP * p < M;
+  }
+
+  const uint s = gl_SubgroupID, sn = 32u * (s % 4u), sm = (BN / 2u) * (s / 4u);
+  fcoopmatNV<32, kSubgroup, 16, 16> acc[2][NA];
+  [[unroll]] for (uint i = 0u; i < 2u; ++i)
+    [[unroll]] for (uint j = 0u; j < NA; ++j) acc[i][j] = fcoopmatNV<32, kSubgroup, 16, 16>(0.0);
+  for (uint k0 = 0u; k0 < K; k0 += BK) {
+    [[unroll]] for (uint p = 0u; p < WP; ++p) stage_w8(wrow[p], k0 + kt, K, (rt + RP * p) * SW + kt);
+    [[unroll]] for (uint p = 0u; p < AP; ++p) stage_a8(acol[p], col_in[p], k0 + kt, K, (rt + RP * p) * SW + kt);
+    barrier();
+    [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
+      fcoopmatNV<16, kSubgroup, 16, 16> a[2], b[NA];
+      [[unroll]] for (uint i = 0u; i < 2u; ++i) coopMatLoadNV(a[i], ws, (sn + 16u * i) * SW + kk, SW, false);
+      // as[column][k] is the (k x column) matrix in column-major order.
+      [[unroll]] for (uint j = 0u; j < NA; ++j) coopMatLoadNV(b[j], as, (sm + 16u * j) * SW + kk, SW, true);
+      [[unroll]] for (uint i = 0u; i < 2u; ++i)
+        [[unroll]] for (uint j = 0u; j < NA; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+    }
+    barrier();
+  }
+
+  // Each result through the subgroup's 16 x 16 of shared memory (column-major:
+  // n fastest), lane l writing 8 consecutive rows of column l / 2.
+  const uint dbase = t_off(T_DST) + b2 * t_nb(T_DST, 2u) + b3 * t_nb(T_DST, 3u);
+  const uint l = gl_SubgroupInvocationID, cn = (l % 2u) * 8u, cm = l / 2u;
+  [[unroll]] for (uint i = 0u; i < 2u; ++i) {
+    [[unroll]] for (uint j = 0u; j < NA; ++j) {
+      coopMatStoreNV(acc[i][j], cs, s * 256u, 16u, true);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      const uint m = m0 + sm + 16u * j + cm, n = n0 + sn + 16u * i + cn;
+      if (m < M) {
+        for (uint e = 0u; e < 8u && n + e < N; ++e)
+          stf(dbase + 4u * (n + e) + m * t_nb(T_DST, 1u), cs[s * 256u + cm * 16u + cn + e]);
+      }
+      subgroupBarrier();
+    }
+  }
+}
