@@ -170,6 +170,10 @@ const AttnShape kShapes[] = {
     {"prefill_head128_gqa4_aligned", 128, 8, 2, 80, 128, Mask::kCausal},
     {"prefill_head64_from_empty_192", 64, 4, 2, 192, 192, Mask::kCausal},
     {"prefill_masked_row_aligned", 64, 4, 2, 70, 128, Mask::kCausalOneRowHidden},
+    // Prompts in blocks of 16 tokens over tiles of 32 positions (Vulkan's tiled
+    // kernel) with D = 32 (four queries per output lane) and without a mask.
+    {"prefill_head32_gqa4", 32, 8, 2, 40, 90, Mask::kCausal},
+    {"prefill_head128_no_mask", 128, 4, 4, 33, 50, Mask::kNone},
 };
 
 std::vector<AttnCase> all_cases() {

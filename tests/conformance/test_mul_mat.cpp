@@ -141,11 +141,12 @@ const MatShape kShapes[] = {
     {"matrix", 67, 19, 1, 1},         // ragged against any tile size
     {"batch_broadcast", 5, 3, 2, 4},  // B2' = 2 x B2
     // Prefill over several tiles of each GEMM (Vulkan's are 64 x 64 and, with
-    // cooperative matrices, 128 rows x 64 columns), the last ones ragged; with
+    // cooperative matrices, 128 rows x 64 or 128 columns), the last ones ragged; with
     // rows of many K steps, with unaligned starts, and with broadcast batches.
     {"matrix_tiles", 300, 70, 1, 1, RowLen::kLong},
     {"matrix_unaligned", 131, 33, 1, 1, RowLen::kShort, true},
     {"matrix_batch", 37, 12, 2, 4},
+    {"matrix_wide", 150, 200, 1, 1},  // two tiles of 128 columns, the second ragged
 };
 
 std::vector<MulMatCase> all_cases() {

@@ -8,20 +8,26 @@ namespace polyinfer::vk {
 namespace {
 
 bool features_present(VkPhysicalDevice pd) {
-  CoopmatEnable f;
+  CoopmatEnable f;  // chain() sets the fields, which the query then overwrites
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = f.chain(nullptr);
   vkGetPhysicalDeviceFeatures2(pd, &f2);
   return f.coopmat.cooperativeMatrix && f.f16.shaderFloat16 && f.memory_model.vulkanMemoryModel;
 }
 
-bool subgroups_of_32(VkPhysicalDevice pd) {
+// Subgroups of 32 with basic operations in compute shaders, and cooperative
+// matrices in compute shaders.
+bool compute_subgroups_of_32(VkPhysicalDevice pd) {
+  VkPhysicalDeviceCooperativeMatrixPropertiesNV cm{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV};
   VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  sg.pNext = &cm;
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &sg;
   vkGetPhysicalDeviceProperties2(pd, &p2);
   return sg.subgroupSize == 32 && (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-         (sg.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
+         (sg.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
+         (cm.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
 }
 
 bool lists_f16_shape(VkInstance instance, VkPhysicalDevice pd) {
@@ -59,7 +65,7 @@ bool coopmat_usable(VkInstance instance, VkPhysicalDevice pd, uint32_t shared_by
   VkPhysicalDeviceProperties p;
   vkGetPhysicalDeviceProperties(pd, &p);
   return has_device_extension(pd, CoopmatEnable::kExtension) && features_present(pd) &&
-         subgroups_of_32(pd) && p.limits.maxComputeSharedMemorySize >= shared_bytes &&
+         compute_subgroups_of_32(pd) && p.limits.maxComputeSharedMemorySize >= shared_bytes &&
          lists_f16_shape(instance, pd);
 }
 

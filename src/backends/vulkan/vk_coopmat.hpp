@@ -10,8 +10,8 @@ namespace polyinfer::vk {
 // float32 at subgroup scope (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV),
 // has the cooperativeMatrix, shaderFloat16 and vulkanMemoryModel features (the
 // SPIR-V that glslc writes for the extension declares the Vulkan memory
-// model), subgroups of 32 with basic operations in compute shaders, and
-// `shared_bytes` of shared memory per workgroup.
+// model), subgroups of 32 with basic operations and cooperative matrices in
+// compute shaders, and `shared_bytes` of shared memory per workgroup.
 bool coopmat_usable(VkInstance instance, VkPhysicalDevice pd, uint32_t shared_bytes);
 
 // The feature structs to chain into VkDeviceCreateInfo (all three features on)

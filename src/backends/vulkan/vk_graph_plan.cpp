@@ -405,7 +405,7 @@ Binding bind_tensor(pi_device dev, const pi_tensor& t, uint64_t piece, uint32_t 
 constexpr int64_t kVecAttnTokens = 8;
 
 // Whether FLASH_ATTN may take shaders/flash_attn_vec.comp: a few query
-// tokens (decode; prefill keeps flash_attn.comp, whose pp512 was measured),
+// tokens (decode; prompts keep flash_attn.comp or flash_attn_tiled.comp, vk_ops.cpp),
 // an F16 cache whose rows and heads start 16-byte aligned within their
 // bindings (it reads them as 16-byte pieces), D a multiple of 8 in 32..256
 // and a mask whose rows are word aligned.

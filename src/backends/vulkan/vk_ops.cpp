@@ -137,6 +137,7 @@ void rope_extra(const pi_node& n, OpPlan* p) {
 // 64 x 64).
 constexpr uint64_t kTile = 64;     // BM = BN in shaders/mul_mat_mm.comp
 constexpr uint64_t kCmRows = 128;  // BM in shaders/mul_mat_cm.comp
+constexpr int64_t kCmCols = 64;    // its BN, or 2 · kCmCols past kCmCols columns
 uint64_t tile_count(const pi_tensor& d, uint64_t rows, uint64_t cols) {
   return ((static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows) *
          ((static_cast<uint64_t>(d.ne[1]) + cols - 1) / cols) *
@@ -150,15 +151,26 @@ void plan_mul_mat(const pi_node& n, const Features& features, OpPlan* p) {
   }
   const uint32_t type = n.src[0].type;
   if (features.coopmat && type != kF32 && type != kBF16) {
-    const bool wide = d.ne[1] > 64;  // CM_BN = 128
+    const bool wide = d.ne[1] > kCmCols;  // CM_BN = 128
     *p = {wide ? "mul_mat_cm_n128" : "mul_mat_cm",
           {type, 0, 0, 0},
           3,
-          tile_count(d, kCmRows, wide ? 128 : 64),
+          tile_count(d, kCmRows, wide ? 2 * kCmCols : kCmCols),
           {}};
     return;
   }
   *p = {"mul_mat_mm", {type, 0, 0, 0}, 3, tile_count(d, kTile, kTile), {}};
+}
+
+// FLASH_ATTN of a prompt (more than 8 query tokens) with D dividing the
+// workgroup of 128 (D <= 128) takes shaders/flash_attn_tiled.comp: a workgroup
+// per 16 tokens and head, K/V rows shared by the 16 (its shared arrays:
+// kAttnTiledShared bytes). Fewer tokens, other D and devices with less shared
+// memory take flash_attn.comp, a workgroup per token and head.
+constexpr int64_t kAttnTileTokens = 16;
+constexpr uint32_t kAttnTiledShared = (16 * 129 + 32 * 129 + 16 * 32 + 16 + 1) * 4;
+bool tiled_attn(int64_t d, int64_t tokens, const Features& features) {
+  return tokens > 8 && (d == 32 || d == 64 || d == 128) && features.max_shared >= kAttnTiledShared;
 }
 
 }  // namespace
@@ -258,7 +270,12 @@ bool plan_node(const pi_node& n, const Features& features, OpPlan* p, std::strin
         return fail(why, "shapes");
       if (present(s3) && (!f32_rows(s3) || s3.ne[0] != s1.ne[1] || s3.ne[1] < t))
         return fail(why, "mask shape");
-      *p = {"flash_attn", {s1.type}, 1, static_cast<uint64_t>(t * h), {}};
+      if (tiled_attn(dd, t, features)) {
+        const uint64_t blocks = (static_cast<uint64_t>(t) + kAttnTileTokens - 1) / kAttnTileTokens;
+        *p = {"flash_attn_tiled", {s1.type}, 1, blocks * static_cast<uint64_t>(h), {}};
+      } else {
+        *p = {"flash_attn", {s1.type}, 1, static_cast<uint64_t>(t * h), {}};
+      }
       p->extra[0] = present(s3) ? 1 : 0;
       return true;
     }

@@ -35,6 +35,7 @@ const uint kSubgroup = 3u;  // SPIR-V scope Subgroup
 shared float16_t ws[BM * SW];  // weights, [row][k]
 shared float16_t as[BN * SW];  // activations, [column][k]
 shared float cs[8u * 256u];    // one 16 x 16 result per subgroup on its way out
+// (vk_coopmat.hpp's kCoopmatSharedBytes is these three arrays' size at BN = 128.)
 
 // Four invocations per row (or column), 8 consecutive k each, so that a
 // subgroup's loads fall on 8 rows and not 32: 64 rows (columns) per pass.
@@ -43,10 +44,16 @@ const uint TPR = BK / 8u, RP = 256u / TPR, WP = BM / RP, AP = BN / RP;
 layout(std430, set = 0, binding = 1) readonly buffer DataU4 { uvec4 v[]; } u4bufs[4];
 layout(std430, set = 0, binding = 1) readonly buffer DataU2 { uvec2 v[]; } u2bufs[4];
 
+// F16 of x, saturated at the largest finite half: an activation or weight past
+// 65504 would otherwise turn the tile's sums into inf or NaN. (OpFConvert's
+// rounding is the driver's: round to nearest even on NVIDIA, whose rounding
+// the F16 tolerances of docs/TESTING.md assume.)
+float16_t h16(float x) { return float16_t(clamp(x, -65504.0, 65504.0)); }
+
 void put8(uint at, vec4 lo, vec4 hi) {
   [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-    ws[at + e] = float16_t(lo[e]);
-    ws[at + 4u + e] = float16_t(hi[e]);
+    ws[at + e] = h16(lo[e]);
+    ws[at + 4u + e] = h16(hi[e]);
   }
 }
 
@@ -83,8 +90,8 @@ void stage_a8(uint acol, bool col_in, uint k, uint K, uint at) {
   vec4 lo, hi;
   acts8(acol, col_in, k, K, lo, hi);
   [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-    as[at + e] = float16_t(lo[e]);
-    as[at + 4u + e] = float16_t(hi[e]);
+    as[at + e] = h16(lo[e]);
+    as[at + 4u + e] = h16(hi[e]);
   }
 }
 

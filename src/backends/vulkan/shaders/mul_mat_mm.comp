@@ -11,7 +11,7 @@
 #include "blocks.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint WTYPE = 0u;
-layout(constant_id = 2) const bool A_VEC4 = false;  // columns 16-byte aligned (vk_graph.cpp)
+layout(constant_id = 2) const bool A_VEC4 = false;  // columns 16-byte aligned (vk_graph_plan.cpp)
 const uint BM = 64u, BN = 64u, BK = 32u;
 layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[4];
 #include "gemm_stage.glsl"

@@ -1,10 +1,14 @@
-// Which GEMM the Vulkan backend's planner (src/backends/vulkan/vk_ops.cpp,
-// host code) gives a prefill product (more than 8 activation columns): the
+// Which shaders the Vulkan backend's planner (src/backends/vulkan/vk_ops.cpp,
+// host code) gives a prompt's products and attention. A product with more than
+// 8 activation columns takes a GEMM: the
 // cooperative-matrix shader (shaders/mul_mat_cm.comp: 128 weight rows x 64
 // columns per workgroup, x 128 columns past 64) for F16 and block-type weights on a device with
 // cooperative matrices, the float32 one (shaders/mul_mat_mm.comp: 64 x 64)
-// for F32 and BF16 weights and on every other device. Buffers are stand-in
-// handles.
+// for F32 and BF16 weights and on every other device. FLASH_ATTN over more
+// than 8 query tokens with D = 32, 64 or 128 takes shaders/flash_attn_tiled.comp
+// (a workgroup per 16 tokens and head) where the device has its 27 KB of shared
+// memory, else flash_attn.comp (a workgroup per token and head). Buffers are
+// stand-in handles.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -33,6 +37,23 @@ pi_node product(GgmlType type, int64_t k, int64_t n, int64_t cols, int64_t batch
   return test_graph::node(PI_OP_MUL_MAT, {w, x}, d);
 }
 
+// FLASH_ATTN of `tokens` queries of head size d over 300 F16 cache positions,
+// 8 query heads on 2 KV heads, with a causal mask.
+pi_node attention(int64_t d, int64_t tokens) {
+  const pi_tensor q = test_graph::tensor(0, kArena, 0, {d, tokens, 8});
+  pi_tensor k = test_graph::tensor(0, kWeights, 0, {d, 300, 2});
+  k.type = static_cast<uint32_t>(GgmlType::F16);
+  k.nb[0] = 2;
+  k.nb[1] = 2 * static_cast<uint64_t>(d);
+  k.nb[2] = k.nb[1] * 300;
+  k.nb[3] = k.nb[2] * 2;
+  pi_tensor v = k;
+  v.offset = 1 << 22;
+  const pi_tensor mask = test_graph::tensor(0, kArena, 1 << 22, {300, tokens});
+  const pi_tensor out = test_graph::tensor(0, kArena, 1 << 23, {d, 8, tokens});
+  return test_graph::node(PI_OP_FLASH_ATTN, {q, k, v, mask}, out);
+}
+
 Features with_coopmat(bool on) {
   Features f;
   f.subgroup_arith = true;
@@ -50,7 +71,7 @@ OpPlan plan(const pi_node& n, const Features& f) {
   return p;
 }
 
-TEST(VkGemmPlan, CooperativeMatricesTakeF16AndBlockWeights) {
+TEST(VkPrefillPlan, CooperativeMatricesTakeF16AndBlockWeights) {
   for (GgmlType t : {GgmlType::F16, GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K,
                      GgmlType::Q6_K}) {
     // 300 rows: 3 tiles of 128; 64 columns: one tile of 64; 2 batches.
@@ -66,7 +87,7 @@ TEST(VkGemmPlan, CooperativeMatricesTakeF16AndBlockWeights) {
   }
 }
 
-TEST(VkGemmPlan, F32AndBf16WeightsKeepTheFloat32Gemm) {
+TEST(VkPrefillPlan, F32AndBf16WeightsKeepTheFloat32Gemm) {
   for (GgmlType t : {GgmlType::F32, GgmlType::BF16}) {
     const OpPlan p = plan(product(t, 512, 300, 70), with_coopmat(true));
     EXPECT_STREQ(p.shader, "mul_mat_mm") << type_name(t);
@@ -74,15 +95,39 @@ TEST(VkGemmPlan, F32AndBf16WeightsKeepTheFloat32Gemm) {
   }
 }
 
-TEST(VkGemmPlan, WithoutCooperativeMatricesEveryTypeTakesTheFloat32Gemm) {
+TEST(VkPrefillPlan, WithoutCooperativeMatricesEveryTypeTakesTheFloat32Gemm) {
   const OpPlan p = plan(product(GgmlType::Q4_K, 512, 300, 70), with_coopmat(false));
   EXPECT_STREQ(p.shader, "mul_mat_mm");
   EXPECT_EQ(p.groups, 5u * 2u * 2u);
 }
 
-TEST(VkGemmPlan, DecodeColumnsStayMatrixVector) {
+TEST(VkPrefillPlan, DecodeColumnsStayMatrixVector) {
   const OpPlan p = plan(product(GgmlType::Q4_K, 512, 300, 8), with_coopmat(true));
   EXPECT_NE(std::string(p.shader).rfind("mul_mat_vec", 0), std::string::npos) << p.shader;
+}
+
+TEST(VkPrefillPlan, PromptAttentionTakesTheTiledShader) {
+  for (int64_t d : {32, 64, 128}) {
+    const OpPlan p = plan(attention(d, 80), with_coopmat(false));
+    EXPECT_STREQ(p.shader, "flash_attn_tiled") << "D " << d;
+    EXPECT_EQ(p.groups, 5u * 8u) << "D " << d;  // 80 tokens: 5 blocks of 16, 8 heads
+  }
+  const OpPlan nine = plan(attention(64, 9), with_coopmat(false));
+  EXPECT_STREQ(nine.shader, "flash_attn_tiled");
+  EXPECT_EQ(nine.groups, 1u * 8u);
+}
+
+TEST(VkPrefillPlan, OtherAttentionTakesAWorkgroupPerTokenAndHead) {
+  // Decode-sized, a head size that does not divide 128, one above 128, too
+  // little shared memory.
+  EXPECT_STREQ(plan(attention(64, 8), with_coopmat(false)).shader, "flash_attn");
+  const OpPlan d80 = plan(attention(80, 80), with_coopmat(false));
+  EXPECT_STREQ(d80.shader, "flash_attn");
+  EXPECT_EQ(d80.groups, 80u * 8u);
+  EXPECT_STREQ(plan(attention(256, 80), with_coopmat(false)).shader, "flash_attn");
+  Features small = with_coopmat(false);
+  small.max_shared = 16384;
+  EXPECT_STREQ(plan(attention(128, 80), small).shader, "flash_attn");
 }
 
 }  // namespace
