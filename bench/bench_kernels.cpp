@@ -1,11 +1,16 @@
-// CUDA plugin kernels through the backend ABI (dlopen, as the host does):
-// MUL_MAT decode (1 column, weights read in their stored format) in GB/s of
-// weight bytes, MUL_MAT prefill (512 columns) in TFLOP/s, FLASH_ATTN decode
-// and prefill, and a CUDA-graph replay check (a replayed submit must give
-// the bits of the eager one). Reports speed; the only assertion is the
-// replay check, whose failure exits 1.
+// A backend plugin's kernels through the backend ABI (dlopen, as the host
+// does): MUL_MAT decode (1 and 4 columns, weights read in their stored format)
+// in GB/s of weight bytes, MUL_MAT prefill (512 columns) in TFLOP/s,
+// FLASH_ATTN decode and prefill, and a replay check (a graph submitted again,
+// which CUDA replays as a captured graph and Vulkan as its recording, must
+// give the bits of the first submit). Reports speed; the only assertion is
+// the replay check, whose failure exits 1.
 //
-// Usage: polyinfer-bench-cuda [path/to/libpolyinfer-cuda.so]
+// Usage: polyinfer-bench-kernels [--plugin path/to/libpolyinfer-NAME.so]
+//                                [--options "key=value;..."] [--small]
+// (default plugin: libpolyinfer-cuda.so beside the executable; --options are
+// the device options, e.g. coopmat=0 for Vulkan's float32 GEMM; --small: shapes
+// a CPU driver such as lavapipe runs in seconds.)
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -17,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "abi_session.hpp"
 #include "polyinfer/backend/abi.h"
 #include "polyinfer/dtype.hpp"
@@ -95,21 +101,8 @@ double time_graph(const pi_graph& g, int reps) {
   return g_abi.median_submit(g, 3, reps);
 }
 
-const char* type_name(uint32_t t) {
-  switch (t) {
-    case 1:
-      return "F16";
-    case 2:
-      return "Q4_0";
-    case 8:
-      return "Q8_0";
-    case 12:
-      return "Q4_K";
-    case 14:
-      return "Q6_K";
-    default:
-      return "F32";
-  }
+std::string type_name(uint32_t t) {
+  return std::string(polyinfer::type_name(static_cast<polyinfer::GgmlType>(t)));
 }
 
 // k x n weights of each type in `types` against M = 1, 4 and 512 columns.
@@ -139,7 +132,7 @@ void bench_mul_mat(std::mt19937_64& rng, int64_t k, int64_t n,
       node.dst = d;
       const pi_graph g{&node, 1};
       const double s = time_graph(g, m <= 8 ? 50 : 10);
-      std::printf("| | %s | %lld | %.4f | %.0f | %.1f |\n", type_name(type),
+      std::printf("| | %s | %lld | %.4f | %.0f | %.1f |\n", type_name(type).c_str(),
                   static_cast<long long>(m), s * 1e3, static_cast<double>(bytes_of(w)) / s / 1e9,
                   2.0 * k * n * m / s / 1e12);
       g_abi.vt->buffer_free(ab);
@@ -149,18 +142,18 @@ void bench_mul_mat(std::mt19937_64& rng, int64_t k, int64_t n,
   }
 }
 
-void bench_flash_attn(std::mt19937_64& rng) {
+struct AttnCase {
+  int64_t t, n_kv;
+  bool causal;
+};
+
+void bench_flash_attn(std::mt19937_64& rng, std::initializer_list<AttnCase> cases) {
   const int64_t d = 128, h = 32, hkv = 8;
   std::printf(
       "\n| FLASH_ATTN D=128 H=32 Hkv=8 | KV | T | n_kv | mask | median ms | KV GB/s | TFLOP/s "
       "|\n|---|---|---|---|---|---|---|---|\n");
-  struct Case {
-    int64_t t, n_kv;
-    bool causal;
-  };
   for (uint32_t kvt : {1u, 8u}) {
-    for (const Case& cs : {Case{1, 4096, false}, Case{1, 16384, false}, Case{512, 512, false},
-                           Case{512, 4096, false}, Case{512, 512, true}, Case{512, 4096, true}}) {
+    for (const AttnCase& cs : cases) {
       const int64_t t = cs.t, n_kv = cs.n_kv;
       pi_tensor q = tensor(0, {d, t, h}, nullptr);
       pi_tensor kk = tensor(kvt, {d, n_kv, hkv}, nullptr);
@@ -201,7 +194,7 @@ void bench_flash_attn(std::mt19937_64& rng) {
       // Attention FLOPs (QKᵀ and PV), halved for the causal mask's triangle.
       double flop = 4.0 * static_cast<double>(d * t * n_kv * h);
       if (cs.causal) flop *= (static_cast<double>(n_kv) - 0.5 * static_cast<double>(t)) / n_kv;
-      std::printf("| | %s | %lld | %lld | %s | %.4f | %.0f | %.1f |\n", type_name(kvt),
+      std::printf("| | %s | %lld | %lld | %s | %.4f | %.0f | %.1f |\n", type_name(kvt).c_str(),
                   static_cast<long long>(t), static_cast<long long>(n_kv),
                   cs.causal ? "causal" : "none", s * 1e3,
                   2.0 * static_cast<double>(bytes_of(kk)) / s / 1e9, flop / s / 1e12);
@@ -252,7 +245,14 @@ bool check_graph_replay(std::mt19937_64& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path = argc > 1 ? argv[1] : "";
+  CLI::App app{"A backend plugin's kernels through the ABI: MUL_MAT, FLASH_ATTN, graph replay"};
+  std::string path, options;
+  bool small = false;
+  app.add_option("--plugin", path,
+                 "the plugin (default: libpolyinfer-cuda.so beside this program)");
+  app.add_option("--options", options, "device options, key=value;...");
+  app.add_flag("--small", small, "shapes a CPU driver runs in seconds");
+  CLI11_PARSE(app, argc, argv);
   if (path.empty()) {
     char exe[4096];
     const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -265,26 +265,44 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto entry = reinterpret_cast<pi_backend_entry_fn>(dlsym(lib, PI_ENTRY_SYMBOL));
+  if (entry == nullptr) {
+    std::fprintf(stderr, "%s has no %s\n", path.c_str(), PI_ENTRY_SYMBOL);
+    return 2;
+  }
   g_abi.vt = entry();
   char reason[256] = "";
   if (!g_abi.vt->probe(reason, sizeof reason)) {
-    std::fprintf(stderr, "cuda unusable: %s\n", reason);
+    std::fprintf(stderr, "%s unusable: %s\n", g_abi.vt->name, reason);
     return 2;
   }
   pi_device_info info{};
   check(g_abi.vt->device_info(0, &info), "device_info");
-  std::printf("device: %s (%s), driver %s, %s, %.1f GiB\n", info.name, info.compute_version,
-              info.driver_version, info.bus_id, static_cast<double>(info.memory_total) / (1 << 30));
-  check(g_abi.vt->device_open(0, nullptr, &g_abi.dev), "device_open");
+  std::printf("%s device: %s (%s), driver %s, %s, %.1f GiB; options \"%s\"\n", g_abi.vt->name,
+              info.name, info.compute_version, info.driver_version, info.bus_id,
+              static_cast<double>(info.memory_total) / (1 << 30), options.c_str());
+  check(g_abi.vt->device_open(0, options.empty() ? nullptr : options.c_str(), &g_abi.dev),
+        "device_open");
   check(g_abi.vt->stream_create(g_abi.dev, &g_abi.stream), "stream_create");
   std::mt19937_64 rng(42);
   const bool ok = check_graph_replay(rng);
-  // 4096 x 57344 (four llama-8B FFN matrices): every type is several times
-  // the 60 MB L2, so repeated runs measure HBM, not the cache. Then llama-8B's
-  // Q and O projections (4096 x 4096), whose prompt GEMMs are the smallest.
-  bench_mul_mat(rng, 4096, 57344, {2u, 12u, 14u, 8u, 1u});
-  bench_mul_mat(rng, 4096, 4096, {2u, 1u});
-  bench_flash_attn(rng);
+  if (small) {
+    bench_mul_mat(rng, 512, 1024, {2u, 12u, 14u, 8u, 1u});
+    bench_flash_attn(rng, {{1, 256, false}, {64, 64, true}});
+  } else {
+    // 4096 x 57344 (four llama-8B FFN matrices): every type is several times
+    // the H200's 60 MB L2, so repeated runs measure HBM, not the cache. Then
+    // llama-8B's Q and O projections (4096 x 4096) and its K and V (4096 x
+    // 1024), whose prompt GEMMs are the smallest grids.
+    bench_mul_mat(rng, 4096, 57344, {2u, 12u, 14u, 8u, 1u});
+    bench_mul_mat(rng, 4096, 4096, {2u, 12u, 1u});
+    bench_mul_mat(rng, 4096, 1024, {12u});
+    bench_flash_attn(rng, {{1, 4096, false},
+                           {1, 16384, false},
+                           {512, 512, false},
+                           {512, 4096, false},
+                           {512, 512, true},
+                           {512, 4096, true}});
+  }
   g_abi.vt->stream_destroy(g_abi.stream);
   g_abi.vt->device_close(g_abi.dev);
   return ok ? 0 : 1;
