@@ -26,6 +26,7 @@ struct MatShape {
   // rows: row starts at other offsets within 16 bytes than the blocks alone
   // give (always 0 for Q4_K), word-aligned as every backend may assume.
   bool unaligned = false;
+  int64_t b3 = 1, b3a = 1;  // the outer batch of W and of A (b3a a multiple of b3)
 };
 
 // Row lengths: several blocks (an odd count of 32-blocks, two super-blocks),
@@ -52,19 +53,21 @@ int64_t k_for(GgmlType type, RowLen len) {
   return std::array<int64_t, 6>{2, 11, 37, 19, 25, 57}[i] * 256;
 }
 
-// W [k, n, b2] laid out as the shape says.
+// W [k, n, b2, b3] laid out as the shape says.
 HostTensor weights(GgmlType type, const MatShape& s, int64_t k) {
-  if (!s.unaligned) return contiguous(type, {k, s.n, s.b2, 1});
+  if (!s.unaligned) return contiguous(type, {k, s.n, s.b2, s.b3});
   const uint64_t row = row_size(type, k) + 4;
   const Strides nb{traits(type).type_size, row, row * s.n, row * s.n * s.b2};
-  return strided(type, {k, s.n, s.b2, 1}, nb, kLeadBytes + 4, kLeadBytes + 4 + nb[3]);
+  return strided(type, {k, s.n, s.b2, s.b3}, nb, kLeadBytes + 4,
+                 kLeadBytes + 4 + nb[3] * static_cast<uint64_t>(s.b3));
 }
-// A [k, m, b2a] laid out as the shape says.
+// A [k, m, b2a, b3a] laid out as the shape says.
 HostTensor activations(const MatShape& s, int64_t k) {
-  if (!s.unaligned) return contiguous(GgmlType::F32, {k, s.m, s.b2a, 1});
+  if (!s.unaligned) return contiguous(GgmlType::F32, {k, s.m, s.b2a, s.b3a});
   const uint64_t row = 4 * static_cast<uint64_t>(k);
   const Strides nb{4, row, row * s.m, row * s.m * s.b2a};
-  return strided(GgmlType::F32, {k, s.m, s.b2a, 1}, nb, kLeadBytes + 4, kLeadBytes + 4 + nb[3]);
+  return strided(GgmlType::F32, {k, s.m, s.b2a, s.b3a}, nb, kLeadBytes + 4,
+                 kLeadBytes + 4 + nb[3] * static_cast<uint64_t>(s.b3a));
 }
 
 struct MulMatCase {
@@ -88,7 +91,7 @@ TEST_P(MulMat, MatchesReference) {
   fill_weights(w, rng);
   HostTensor a = activations(s, k);
   fill_normal(a, rng);
-  HostTensor dst = contiguous(GgmlType::F32, {s.n, s.m, s.b2a, 1});
+  HostTensor dst = contiguous(GgmlType::F32, {s.n, s.m, s.b2a, s.b3a});
   pi_node node{};
   node.op = PI_OP_MUL_MAT;
   const NodeRun r = backend().run(node, {&w, &a}, dst);
@@ -96,19 +99,21 @@ TEST_P(MulMat, MatchesReference) {
 
   const int64_t act_block = mul_mat_act_block(type);
   std::vector<double> want, bound;
-  for (int64_t b = 0; b < s.b2a; ++b) {
-    for (int64_t m = 0; m < s.m; ++m) {
-      const std::vector<double> av = a.row_values(m, b);
-      for (int64_t n = 0; n < s.n; ++n) {
-        const std::vector<double> wv = w.row_values(n, b / (s.b2a / s.b2));
-        double sum = 0, mag = 0;
-        for (int64_t i = 0; i < k; ++i) {
-          sum += wv[i] * av[i];
-          mag += std::fabs(wv[i] * av[i]);
+  for (int64_t b3 = 0; b3 < s.b3a; ++b3) {
+    for (int64_t b = 0; b < s.b2a; ++b) {
+      for (int64_t m = 0; m < s.m; ++m) {
+        const std::vector<double> av = a.row_values(m, b, b3);
+        for (int64_t n = 0; n < s.n; ++n) {
+          const std::vector<double> wv = w.row_values(n, b / (s.b2a / s.b2), b3 / (s.b3a / s.b3));
+          double sum = 0, mag = 0;
+          for (int64_t i = 0; i < k; ++i) {
+            sum += wv[i] * av[i];
+            mag += std::fabs(wv[i] * av[i]);
+          }
+          const double amag = act_block > 0 ? block_weighted_amax(wv, av, act_block) : 0.0;
+          want.push_back(sum);
+          bound.push_back(mul_mat_bound(type, k, mag, amag));
         }
-        const double amag = act_block > 0 ? block_weighted_amax(wv, av, act_block) : 0.0;
-        want.push_back(sum);
-        bound.push_back(mul_mat_bound(type, k, mag, amag));
       }
     }
   }
@@ -147,6 +152,9 @@ const MatShape kShapes[] = {
     {"matrix_unaligned", 131, 33, 1, 1, RowLen::kShort, true},
     {"matrix_batch", 37, 12, 2, 4},
     {"matrix_wide", 150, 200, 1, 1},  // two tiles of 128 columns, the second ragged
+    // W broadcast over the outer batch too (B3' = 3 x B3), in decode and prefill.
+    {"batch3_broadcast", 5, 3, 2, 2, RowLen::kShort, false, 1, 3},
+    {"matrix_batch3", 37, 12, 1, 2, RowLen::kShort, false, 2, 4},
 };
 
 std::vector<MulMatCase> all_cases() {
