@@ -11,7 +11,8 @@
 //     that rescales the query's output so far;
 //  3. V's 32 rows into the same shared memory, then O = O · corr + P · V:
 //     invocation i owns dim i % D of queries i / D + (128 / D) · c.
-// A tile that every query masks is skipped whole. The tiling and the online
+// A tile that every query masks (a causal prompt's tiles past its last token)
+// is skipped whole, read from the mask before any K/V row. The tiling and the online
 // softmax: Dao et al., "FlashAttention" (2022), algorithm 1.
 #include "common.glsl"
 #include "dequant.glsl"
@@ -24,7 +25,7 @@ shared float qs[BQ * RS];   // the queries, [query][d]
 shared float kv[BKV * RS];  // K's rows, then V's, [position][d]
 shared float sp[BQ * BKV];  // scores, then probabilities, [query][position]
 shared float corr[BQ];      // per query: the tile's rescale factor, at the end 1 / l
-shared uint live;           // some score of the tile is not masked
+shared uint live[2];        // some score of the tile is not masked (tile parity)
 
 #include "attn_out.glsl"
 
@@ -72,30 +73,39 @@ void main() {
   const uint mrow = masked ? t_off(T_SRC3) + min(t0 + sq, T - 1u) * t_nb(T_SRC3, 1u) : 0u;
   // Output: dim d0 of queries g + G·c (c < BQ / G); the host gives D | 128.
   const uint G = WG / D, g = i / D, d0 = i % D, NQ = BQ / G;
+  if (i == 0u) live[0] = 0u;
+  barrier();
 
   float acc[BQ];
   [[unroll]] for (uint c = 0u; c < BQ; ++c) acc[c] = 0.0;
   float m = NEG_INF, l = 0.0;  // query i's (i < BQ)
-  for (uint j0 = 0u; j0 < n_kv; j0 += BKV) {
-    load_tile(T_SRC1, kbase, kstride, j0, n_kv, D, k_words);
-    if (i == 0u) live = 0u;
-    barrier();
-    float dot[4] = float[4](0.0, 0.0, 0.0, 0.0);
-    for (uint d = 0u; d < D; ++d) {
-      const float qd = qs[sq * RS + d];
-      [[unroll]] for (uint c = 0u; c < 4u; ++c) dot[c] += qd * kv[(sj + 8u * c) * RS + d];
-    }
-    bool any = false;
+  for (uint j0 = 0u, f = 0u; j0 < n_kv; j0 += BKV, f ^= 1u) {
+    // The mask of this invocation's four scores first: live[f] says whether the
+    // tile has any score to compute. live[f ^ 1] (the next tile's) is cleared
+    // once every invocation has passed this tile's first barrier: nothing reads
+    // or writes it until the next tile.
+    float mk[4];
+    bool ok[4], any = false;
     [[unroll]] for (uint c = 0u; c < 4u; ++c) {
       const uint j = j0 + sj + 8u * c;
-      const float mk = j < n_kv && sq_in && masked ? ldf(T_SRC3, mrow + 4u * j) : 0.0;
-      const bool ok = j < n_kv && sq_in && !is_neg_inf(mk);
-      sp[sq * BKV + sj + 8u * c] = ok ? scale * dot[c] + mk : NEG_INF;
-      any = any || ok;
+      mk[c] = j < n_kv && sq_in && masked ? ldf(T_SRC3, mrow + 4u * j) : 0.0;
+      ok[c] = j < n_kv && sq_in && !is_neg_inf(mk[c]);
+      any = any || ok[c];
     }
-    if (any) live = 1u;
+    if (any) live[f] = 1u;
     barrier();
-    if (live != 0u) {  // uniform: read after the barrier, rewritten after the next one
+    const bool tile_live = live[f] != 0u;  // uniform
+    if (i == 0u) live[f ^ 1u] = 0u;
+    if (tile_live) {
+      load_tile(T_SRC1, kbase, kstride, j0, n_kv, D, k_words);
+      barrier();
+      float dot[4] = float[4](0.0, 0.0, 0.0, 0.0);
+      for (uint d = 0u; d < D; ++d) {
+        const float qd = qs[sq * RS + d];
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) dot[c] += qd * kv[(sj + 8u * c) * RS + d];
+      }
+      [[unroll]] for (uint c = 0u; c < 4u; ++c) sp[sq * BKV + sj + 8u * c] = ok[c] ? scale * dot[c] + mk[c] : NEG_INF;
+      barrier();
       if (i < BQ) {
         float tile_max = NEG_INF;
         for (uint k = 0u; k < BKV; ++k) tile_max = max(tile_max, sp[i * BKV + k]);
@@ -124,7 +134,7 @@ void main() {
         }
       }
     }
-    barrier();  // before the next tile overwrites kv, sp and live
+    barrier();  // before the next tile overwrites kv and sp
   }
   if (i < BQ) corr[i] = l > 0.0 ? 1.0 / l : 0.0;  // a fully masked query writes zeros
   barrier();
