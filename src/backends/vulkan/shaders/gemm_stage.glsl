@@ -1,8 +1,36 @@
-// Staging of the tiled GEMMs (mul_mat_mm.comp, mul_mat_cm.comp): eight
-// consecutive weights of a row, decoded to F32 from whole words of their block
-// (blocks.glsl), and eight activations of a column. Needs common.glsl,
-// dequant.glsl, blocks.glsl, the specialization constants WTYPE (the weights'
-// GGUF type id) and A_VEC4 (columns 16-byte aligned), and vbufs (binding 1 as vec4).
+// What the tiled GEMMs (mul_mat_mm.comp, mul_mat_cm.comp) share: which output
+// tile a workgroup computes, and the staging of eight consecutive weights of a
+// row, decoded to F32 from whole words of their block (blocks.glsl), and of
+// eight activations of a column. Needs common.glsl, dequant.glsl, blocks.glsl
+// and the specialization constants WTYPE (the weights' GGUF type id) and
+// A_VEC4 (columns 16-byte aligned).
+
+// Binding 1 (src0..src3) as 16- and 8-byte pieces for aligned loads.
+layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[4];
+layout(std430, set = 0, binding = 1) readonly buffer DataU4 { uvec4 v[]; } u4bufs[4];
+layout(std430, set = 0, binding = 1) readonly buffer DataU2 { uvec2 v[]; } u2bufs[4];
+
+// The output tile of this workgroup (tiles of bm weight rows x bn columns,
+// rows fastest, then the batches b2, b3): its first row n0 and column m0, and
+// the byte addresses of its weight matrix (broadcast over the batches as ggml
+// does), activation batch and destination batch. False past the last tile
+// (uniform per workgroup).
+struct GemmTile {
+  uint n0, m0, wbase, abase, dbase;
+};
+bool gemm_tile(uint bm, uint bn, out GemmTile g) {
+  const uint N = t_ne(T_DST, 0u), M = t_ne(T_DST, 1u), B2 = t_ne(T_DST, 2u);
+  const uint tiles_n = (N + bm - 1u) / bm, tiles_m = (M + bn - 1u) / bn, o = wg_index();
+  if (o >= tiles_n * tiles_m * B2 * t_ne(T_DST, 3u)) return false;
+  const uint b2 = (o / (tiles_n * tiles_m)) % B2, b3 = o / (tiles_n * tiles_m * B2);
+  const uint r2 = B2 / t_ne(T_SRC0, 2u), r3 = t_ne(T_DST, 3u) / t_ne(T_SRC0, 3u);
+  g.n0 = (o % tiles_n) * bm;
+  g.m0 = ((o / tiles_n) % tiles_m) * bn;
+  g.wbase = t_off(T_SRC0) + (b2 / r2) * t_nb(T_SRC0, 2u) + (b3 / r3) * t_nb(T_SRC0, 3u);
+  g.abase = t_off(T_SRC1) + b2 * t_nb(T_SRC1, 2u) + b3 * t_nb(T_SRC1, 3u);
+  g.dbase = t_off(T_DST) + b2 * t_nb(T_DST, 2u) + b3 * t_nb(T_DST, 3u);
+  return true;
+}
 
 // Elements k..k+7 (k a multiple of 8, k + 8 <= K) of the weight row at byte
 // address row, decoded from their block as whole words.
@@ -27,10 +55,16 @@ void decode8(uint row, uint k, out vec4 lo, out vec4 hi) {
   } else if (WTYPE == 12u || WTYPE == 13u) {  // Q4_K, Q5_K: sub-block j = e / 32
     const bool q5 = WTYPE == 13u;
     const uint b = row + (k / 256u) * (q5 ? 176u : 144u), e = k % 256u, j = e / 32u;
-    const uvec2 sm = kq_scale_min(kq_scales(b), j);
-    const float dl = half_to_float(ld16(T_SRC0, b)) * float(sm.x);
-    const float ml = half_to_float(ld16(T_SRC0, b + 2u)) * float(sm.y);
-    const uvec2 q = ld_8b(b + (q5 ? 48u : 16u) + (e / 64u) * 32u + e % 32u);
+    const uint qa = b + (q5 ? 48u : 16u) + (e / 64u) * 32u + e % 32u;
+    // A Q4_K row at a 16-byte aligned address has every block (144 bytes) so
+    // aligned: its header (d, dmin, the 12 scale bytes) is one 16-byte load and
+    // the 8 code bytes one 8-byte load.
+    const bool wide = !q5 && (row & 15u) == 0u;
+    const uvec4 hd = wide ? u4bufs[T_SRC0].v[b >> 4] : uvec4(ld16(T_SRC0, b) | (ld16(T_SRC0, b + 2u) << 16), kq_scales(b));
+    const uvec2 sm = kq_scale_min(hd.yzw, j);
+    const float dl = half_to_float(hd.x & 0xFFFFu) * float(sm.x);
+    const float ml = half_to_float(hd.x >> 16) * float(sm.y);
+    const uvec2 q = wide ? u2bufs[T_SRC0].v[qa >> 3] : ld_8b(qa);
     vec4 ql = (j % 2u) == 0u ? nib_lo(q.x) : nib_hi(q.x);
     vec4 qh = (j % 2u) == 0u ? nib_lo(q.y) : nib_hi(q.y);
     if (q5) {

@@ -20,7 +20,6 @@
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint WTYPE = 0u;
 layout(constant_id = 2) const bool A_VEC4 = false;  // columns 16-byte aligned (vk_graph_plan.cpp)
-layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[4];
 #include "gemm_stage.glsl"
 
 #ifndef CM_BN
@@ -41,9 +40,6 @@ shared float cs[8u * 256u];    // one 16 x 16 result per subgroup on its way out
 // subgroup's loads fall on 8 rows and not 32: 64 rows (columns) per pass.
 const uint TPR = BK / 8u, RP = 256u / TPR, WP = BM / RP, AP = BN / RP;
 
-layout(std430, set = 0, binding = 1) readonly buffer DataU4 { uvec4 v[]; } u4bufs[4];
-layout(std430, set = 0, binding = 1) readonly buffer DataU2 { uvec2 v[]; } u2bufs[4];
-
 // F16 of x, saturated at the largest finite half: an activation or weight past
 // 65504 would otherwise turn the tile's sums into inf or NaN. (OpFConvert's
 // rounding is the driver's: round to nearest even on NVIDIA, whose rounding
@@ -58,10 +54,10 @@ void put8(uint at, vec4 lo, vec4 hi) {
 }
 
 // Weights k..k+7 of the row at byte address wrow (zeros past K), as halves
-// into ws[at ..]: F16 and Q4_K rows at 16-byte aligned addresses by aligned
-// 16- and 8-byte loads, the rest through weights8 (word loads).
+// into ws[at ..]: F16 rows as the stored halves (an aligned 16-byte load where
+// they allow it), the rest through weights8.
 void stage_w8(uint wrow, uint k, uint K, uint at) {
-  if (WTYPE == 1u && k + 8u <= K) {  // F16: the stored halves as they are
+  if (WTYPE == 1u && k + 8u <= K) {
     const uint a = wrow + 2u * k;
     const uvec4 h = (a & 15u) == 0u ? u4bufs[T_SRC0].v[a >> 4] : ld_16b(a);
     [[unroll]] for (uint e = 0u; e < 4u; ++e) {
@@ -69,15 +65,6 @@ void stage_w8(uint wrow, uint k, uint K, uint at) {
       ws[at + 2u * e] = p.x;
       ws[at + 2u * e + 1u] = p.y;
     }
-  } else if (WTYPE == 12u && (wrow & 15u) == 0u) {  // Q4_K: header and codes, aligned
-    const uint b = wrow + (k / 256u) * 144u, e = k % 256u, j = e / 32u;
-    const uvec4 h = u4bufs[T_SRC0].v[b >> 4];  // d, dmin, the 12 scale bytes
-    const uvec2 sm = kq_scale_min(h.yzw, j);
-    const float dl = half_to_float(h.x & 0xFFFFu) * float(sm.x);
-    const float ml = half_to_float(h.x >> 16) * float(sm.y);
-    const uvec2 q = u2bufs[T_SRC0].v[(b + 16u + (e / 64u) * 32u + e % 32u) >> 3];
-    const bool low = (j % 2u) == 0u;
-    put8(at, dl * (low ? nib_lo(q.x) : nib_hi(q.x)) - ml, dl * (low ? nib_lo(q.y) : nib_hi(q.y)) - ml);
   } else {
     vec4 lo, hi;
     weights8(wrow, k, K, lo, hi);
@@ -96,27 +83,22 @@ void stage_a8(uint acol, bool col_in, uint k, uint K, uint at) {
 }
 
 void main() {
-  const uint N = t_ne(T_DST, 0u), M = t_ne(T_DST, 1u), B2 = t_ne(T_DST, 2u);
-  const uint tiles_n = (N + BM - 1u) / BM, tiles_m = (M + BN - 1u) / BN, o = wg_index();
-  if (o >= tiles_n * tiles_m * B2 * t_ne(T_DST, 3u)) return;  // uniform per workgroup
-  const uint n0 = (o % tiles_n) * BM, m0 = ((o / tiles_n) % tiles_m) * BN;
-  const uint b2 = (o / (tiles_n * tiles_m)) % B2, b3 = o / (tiles_n * tiles_m * B2);
-  const uint r2 = B2 / t_ne(T_SRC0, 2u), r3 = t_ne(T_DST, 3u) / t_ne(T_SRC0, 3u);
-  const uint t = gl_LocalInvocationID.x, K = t_ne(T_SRC0, 0u);
+  GemmTile g;
+  if (!gemm_tile(BM, BN, g)) return;  // uniform per workgroup
+  const uint N = t_ne(T_DST, 0u), M = t_ne(T_DST, 1u), K = t_ne(T_SRC0, 0u);
+  const uint t = gl_LocalInvocationID.x;
 
   // What this invocation stages: k .. k + 7 (k = 8 · (t % TPR)) of weight rows
   // n0 + t/TPR + RP·p (clamped: rows past N are computed from row N - 1 and
   // not stored) and of columns m0 + t/TPR + RP·p.
   const uint kt = 8u * (t % TPR), rt = t / TPR;
-  const uint wbase = t_off(T_SRC0) + (b2 / r2) * t_nb(T_SRC0, 2u) + (b3 / r3) * t_nb(T_SRC0, 3u);
   uint wrow[WP];
-  [[unroll]] for (uint p = 0u; p < WP; ++p) wrow[p] = wbase + min(n0 + rt + RP * p, N - 1u) * t_nb(T_SRC0, 1u);
-  const uint abase = t_off(T_SRC1) + b2 * t_nb(T_SRC1, 2u) + b3 * t_nb(T_SRC1, 3u);
+  [[unroll]] for (uint p = 0u; p < WP; ++p) wrow[p] = g.wbase + min(g.n0 + rt + RP * p, N - 1u) * t_nb(T_SRC0, 1u);
   uint acol[AP];
   bool col_in[AP];
   [[unroll]] for (uint p = 0u; p < AP; ++p) {
-    acol[p] = abase + (m0 + rt + RP * p) * t_nb(T_SRC1, 1u);
-    col_in[p] = m0 + rt + RP * p < M;
+    acol[p] = g.abase + (g.m0 + rt + RP * p) * t_nb(T_SRC1, 1u);
+    col_in[p] = g.m0 + rt + RP * p < M;
   }
 
   const uint s = gl_SubgroupID, sn = 32u * (s % 4u), sm = (BN / 2u) * (s / 4u);
@@ -140,17 +122,16 @@ void main() {
 
   // Each result through the subgroup's 16 x 16 of shared memory (column-major:
   // n fastest), lane l writing 8 consecutive rows of column l / 2.
-  const uint dbase = t_off(T_DST) + b2 * t_nb(T_DST, 2u) + b3 * t_nb(T_DST, 3u);
   const uint l = gl_SubgroupInvocationID, cn = (l % 2u) * 8u, cm = l / 2u;
   [[unroll]] for (uint i = 0u; i < 2u; ++i) {
     [[unroll]] for (uint j = 0u; j < NA; ++j) {
       coopMatStoreNV(acc[i][j], cs, s * 256u, 16u, true);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      const uint m = m0 + sm + 16u * j + cm, n = n0 + sn + 16u * i + cn;
+      const uint m = g.m0 + sm + 16u * j + cm, n = g.n0 + sn + 16u * i + cn;
       if (m < M) {
         for (uint e = 0u; e < 8u && n + e < N; ++e)
-          stf(dbase + 4u * (n + e) + m * t_nb(T_DST, 1u), cs[s * 256u + cm * 16u + cn + e]);
+          stf(g.dbase + 4u * (n + e) + m * t_nb(T_DST, 1u), cs[s * 256u + cm * 16u + cn + e]);
       }
       subgroupBarrier();
     }

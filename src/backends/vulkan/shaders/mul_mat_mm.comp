@@ -13,7 +13,6 @@ layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint WTYPE = 0u;
 layout(constant_id = 2) const bool A_VEC4 = false;  // columns 16-byte aligned (vk_graph_plan.cpp)
 const uint BM = 64u, BN = 64u, BK = 32u;
-layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[4];
 #include "gemm_stage.glsl"
 
 shared float ws[BK][BM];  // weights, [k][row]
@@ -34,22 +33,16 @@ void stage(uint k0, uint K, uint wrow, uint acol, bool col_in) {
 }
 
 void main() {
-  const uint N = t_ne(T_DST, 0u), M = t_ne(T_DST, 1u), B2 = t_ne(T_DST, 2u);
-  const uint tiles_n = (N + BM - 1u) / BM, tiles_m = (M + BN - 1u) / BN, o = wg_index();
-  if (o >= tiles_n * tiles_m * B2 * t_ne(T_DST, 3u)) return;  // uniform per workgroup
-  const uint n0 = (o % tiles_n) * BM, m0 = ((o / tiles_n) % tiles_m) * BN;
-  const uint b2 = (o / (tiles_n * tiles_m)) % B2, b3 = o / (tiles_n * tiles_m * B2);
-  const uint r2 = B2 / t_ne(T_SRC0, 2u), r3 = t_ne(T_DST, 3u) / t_ne(T_SRC0, 3u);
+  GemmTile g;
+  if (!gemm_tile(BM, BN, g)) return;  // uniform per workgroup
+  const uint N = t_ne(T_DST, 0u), M = t_ne(T_DST, 1u), K = t_ne(T_SRC0, 0u);
   const uint t = gl_LocalInvocationID.x, tx = t % 16u, ty = t / 16u;
-  const uint K = t_ne(T_SRC0, 0u);
 
   // What this invocation stages: weight row n0 + t/4 (clamped: rows past N are
   // computed from row N - 1 and not stored) and column m0 + t/4.
-  const uint wrow = t_off(T_SRC0) + min(n0 + t / 4u, N - 1u) * t_nb(T_SRC0, 1u) +
-                    (b2 / r2) * t_nb(T_SRC0, 2u) + (b3 / r3) * t_nb(T_SRC0, 3u);
-  const uint abase = t_off(T_SRC1) + b2 * t_nb(T_SRC1, 2u) + b3 * t_nb(T_SRC1, 3u);
-  const uint acol = abase + (m0 + t / 4u) * t_nb(T_SRC1, 1u);
-  const bool col_in = m0 + t / 4u < M;
+  const uint wrow = g.wbase + min(g.n0 + t / 4u, N - 1u) * t_nb(T_SRC0, 1u);
+  const uint acol = g.abase + (g.m0 + t / 4u) * t_nb(T_SRC1, 1u);
+  const bool col_in = g.m0 + t / 4u < M;
 
   float acc[4][4];
   [[unroll]] for (uint i = 0u; i < 4u; ++i)
@@ -66,13 +59,12 @@ void main() {
     }
     barrier();
   }
-  const uint dbase = t_off(T_DST) + b2 * t_nb(T_DST, 2u) + b3 * t_nb(T_DST, 3u);
   [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-    const uint m = m0 + ty + 16u * j;
+    const uint m = g.m0 + ty + 16u * j;
     if (m >= M) continue;
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-      const uint n = n0 + tx + 16u * i;
-      if (n < N) stf(dbase + 4u * n + m * t_nb(T_DST, 1u), acc[i][j]);
+      const uint n = g.n0 + tx + 16u * i;
+      if (n < N) stf(g.dbase + 4u * n + m * t_nb(T_DST, 1u), acc[i][j]);
     }
   }
 }
