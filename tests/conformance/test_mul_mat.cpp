@@ -138,6 +138,7 @@ const MatShape kShapes[] = {
     {"vector_rows_4099", 4099, 1, 1, 1, RowLen::kFull},  // past 4,096 rows: CUDA F16, 2 per block
     {"cols3_rows", 1029, 3, 1, 1},
     {"cols8_rows", 601, 8, 1, 1},
+    {"cols5_rows_full", 261, 5, 1, 1, RowLen::kFull},  // Vulkan F16: one row per workgroup
     // Rows staged in several segments, also with 2 columns.
     {"vector_segments", 1031, 1, 1, 1, RowLen::kSegments},
     {"cols2_segments", 515, 2, 1, 1, RowLen::kSegments},

@@ -2,8 +2,9 @@
 // (src/backends/vulkan/vk_matvec_plan.cpp, host code) gives a decode product,
 // and with which specialization constants: the direct kernel
 // (shaders/mul_mat_vec_direct.comp) for Q4_0, Q4_K and Q6_K rows that read
-// 8-bit codes and start where its word loads need them to, the staged kernel
-// for the rest. Buffers are stand-in handles.
+// 8-bit codes and start where its word loads need them to, the F16 kernel
+// (shaders/mul_mat_vec_f16.comp) for 16-byte aligned F16 rows, the staged
+// kernel for the rest. Buffers are stand-in handles.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -19,7 +20,7 @@ namespace {
 using test_graph::kArena;
 using test_graph::kWeights;
 
-constexpr uint32_t kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14;
+constexpr uint32_t kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14;
 
 // MUL_MAT of an [k, n] weight at `offset` (rows `pad` bytes apart beyond
 // their size) with `cols` activation columns in `batches` batches.
@@ -133,6 +134,34 @@ TEST(VkMatvecPlan, BatchesAndTwoColumns) {
   const OpPlan two = plan(product(kQ4_0, 4096, 64, 0, 0, 2), true);
   EXPECT_STREQ(two.shader, "mul_mat_vec_direct_subgroup");
   EXPECT_EQ(two.spec[1], 2u);
+}
+
+TEST(VkMatvecPlan, F16RowsSixteenByteAlignedGoStraightToRegisters) {
+  struct Want {
+    int64_t n, cols;
+    uint32_t rows;
+  };
+  // 4 rows per workgroup for wide matrices of 1-2 columns, 2 otherwise, 1 past 4 columns.
+  for (const Want w : {Want{14336, 1, 4}, Want{4096, 1, 2}, Want{128256, 2, 4}, Want{4096, 3, 2},
+                       Want{4096, 8, 1}}) {
+    SCOPED_TRACE(w.n * 10 + w.cols);
+    const OpPlan p = plan(product(kF16, 4096, w.n, 0, 0, w.cols), false);
+    EXPECT_STREQ(p.shader, "mul_mat_vec_f16_subgroup");
+    EXPECT_EQ(p.spec[1], static_cast<uint32_t>(w.cols));
+    EXPECT_EQ(p.spec[3], 128u);  // 512 pieces a row, two per invocation and pass
+    EXPECT_EQ(p.spec[4], w.rows);
+    EXPECT_EQ(p.spec[5], 2u);
+    EXPECT_EQ(p.groups, static_cast<uint64_t>((w.n + w.rows - 1) / w.rows));
+  }
+  // Short rows take a smaller workgroup, never below a subgroup.
+  EXPECT_EQ(plan(product(kF16, 512, 64, 0), false).spec[3], 32u);
+  EXPECT_EQ(plan(product(kF16, 1024, 64, 0), false).spec[3], 64u);
+  // Rows off 16-byte boundaries, of other lengths or in batches stay staged.
+  EXPECT_TRUE(starts_with(plan(product(kF16, 4096, 64, 8), false).shader, "mul_mat_vec_staged"));
+  EXPECT_TRUE(starts_with(plan(product(kF16, 4096, 64, 0, 8), false).shader, "mul_mat_vec_staged"));
+  EXPECT_TRUE(
+      starts_with(plan(product(kF16, 4096, 64, 0, 0, 1, 2), false).shader, "mul_mat_vec_staged"));
+  EXPECT_STREQ(plan(product(kF16, 4100, 64, 0), false).shader, "mul_mat_vec_subgroup");
 }
 
 TEST(VkMatvecPlan, NoSubgroupsTheSharedMemoryReduction) {
