@@ -33,62 +33,101 @@ bool gemm_tile(uint bm, uint bn, out GemmTile g) {
 }
 
 // Elements k..k+7 (k a multiple of 8, k + 8 <= K) of the weight row at byte
-// address row, decoded from their block as whole words.
-void decode8(uint row, uint k, out vec4 lo, out vec4 hi) {
-  if (WTYPE == 0u) {  // F32
-    lo = uintBitsToFloat(ld_16b(row + 4u * k));
-    hi = uintBitsToFloat(ld_16b(row + 4u * k + 16u));
-  } else if (WTYPE == 1u) {  // F16
-    halves8(ld_16b(row + 2u * k), lo, hi);
-  } else if (WTYPE == 2u) {  // Q4_0: bytes 0..15 hold elements j (low) and j + 16 (high)
-    const uint b = row + (k / 32u) * 18u, j = k % 32u;
-    const float d = half_to_float(ld16(T_SRC0, b));
-    const uvec2 q = ld_8b(b + 2u + j % 16u);
-    lo = d * ((j < 16u ? nib_lo(q.x) : nib_hi(q.x)) - 8.0);
-    hi = d * ((j < 16u ? nib_lo(q.y) : nib_hi(q.y)) - 8.0);
-  } else if (WTYPE == 8u) {  // Q8_0
+// address row, in two parts: load8 issues the loads of their block's words,
+// unpack8 decodes them, so that a GEMM may do other work while the loads are
+// in flight (mul_mat_cm.comp loads its next step before its products). Raw8
+// holds what each type loads: a and b as the type's case says, or for the
+// types without a whole-word path the values themselves (lo, hi).
+struct Raw8 {
+  uvec4 a, b;
+  vec4 lo, hi;
+};
+
+Raw8 load8(uint row, uint k) {
+  Raw8 r;
+  r.a = uvec4(0u);
+  r.b = uvec4(0u);
+  r.lo = vec4(0.0);
+  r.hi = vec4(0.0);
+  if (WTYPE == 0u) {  // F32: a, b the 8 floats' bits
+    r.a = ld_16b(row + 4u * k);
+    r.b = ld_16b(row + 4u * k + 16u);
+  } else if (WTYPE == 1u) {  // F16: a the 8 halves
+    r.a = ld_16b(row + 2u * k);
+  } else if (WTYPE == 2u) {  // Q4_0: a.x d; b.xy bytes 0..15 hold elements j (low) and j + 16 (high)
+    const uint b = row + (k / 32u) * 18u;
+    r.a.x = ld16(T_SRC0, b);
+    r.b.xy = ld_8b(b + 2u + (k % 32u) % 16u);
+  } else if (WTYPE == 8u) {  // Q8_0: a.x d; b.xy the 8 codes
     const uint b = row + (k / 32u) * 34u;
-    const float d = half_to_float(ld16(T_SRC0, b));
-    const uvec2 q = ld_8b(b + 2u + k % 32u);
-    lo = d * bytes_i(q.x);
-    hi = d * bytes_i(q.y);
-  } else if (WTYPE == 12u || WTYPE == 13u) {  // Q4_K, Q5_K: sub-block j = e / 32
+    r.a.x = ld16(T_SRC0, b);
+    r.b.xy = ld_8b(b + 2u + k % 32u);
+  } else if (WTYPE == 12u || WTYPE == 13u) {  // Q4_K, Q5_K: a the header (d, dmin, scales); b.xy codes, b.zw Q5_K's fifth bits
     const bool q5 = WTYPE == 13u;
-    const uint b = row + (k / 256u) * (q5 ? 176u : 144u), e = k % 256u, j = e / 32u;
+    const uint b = row + (k / 256u) * (q5 ? 176u : 144u), e = k % 256u;
     const uint qa = b + (q5 ? 48u : 16u) + (e / 64u) * 32u + e % 32u;
     // A Q4_K row at a 16-byte aligned address has every block (144 bytes) so
     // aligned: its header (d, dmin, the 12 scale bytes) is one 16-byte load and
     // the 8 code bytes one 8-byte load.
     const bool wide = !q5 && (row & 15u) == 0u;
-    const uvec4 hd = wide ? u4bufs[T_SRC0].v[b >> 4] : uvec4(ld16(T_SRC0, b) | (ld16(T_SRC0, b + 2u) << 16), kq_scales(b));
-    const uvec2 sm = kq_scale_min(hd.yzw, j);
-    const float dl = half_to_float(hd.x & 0xFFFFu) * float(sm.x);
-    const float ml = half_to_float(hd.x >> 16) * float(sm.y);
-    const uvec2 q = wide ? u2bufs[T_SRC0].v[qa >> 3] : ld_8b(qa);
-    vec4 ql = (j % 2u) == 0u ? nib_lo(q.x) : nib_hi(q.x);
-    vec4 qh = (j % 2u) == 0u ? nib_lo(q.y) : nib_hi(q.y);
-    if (q5) {
-      const uvec2 h = ld_8b(b + 16u + e % 32u);
-      ql += bit_x16(h.x, j);
-      qh += bit_x16(h.y, j);
+    r.a = wide ? u4bufs[T_SRC0].v[b >> 4] : uvec4(ld16(T_SRC0, b) | (ld16(T_SRC0, b + 2u) << 16), kq_scales(b));
+    r.b.xy = wide ? u2bufs[T_SRC0].v[qa >> 3] : ld_8b(qa);
+    if (q5) r.b.zw = ld_8b(b + 16u + e % 32u);
+  } else if (WTYPE == 14u) {  // Q6_K: a.x d, a.y the 8-bit scale; b.xy low nibbles, b.zw high bits
+    const uint b = row + (k / 256u) * 210u, e = k % 256u, h = e / 128u, g = (e % 128u) / 32u;
+    r.a.x = ld16(T_SRC0, b + 208u);
+    r.a.y = uint(ld_i8(T_SRC0, b + 192u + e / 16u));
+    r.b.xy = ld_8b(b + 64u * h + 32u * (g % 2u) + e % 32u);
+    r.b.zw = ld_8b(b + 128u + 32u * h + e % 32u);
+  } else {
+    r.lo = vec4(dq(T_SRC0, WTYPE, row, k), dq(T_SRC0, WTYPE, row, k + 1u), dq(T_SRC0, WTYPE, row, k + 2u),
+                dq(T_SRC0, WTYPE, row, k + 3u));
+    r.hi = vec4(dq(T_SRC0, WTYPE, row, k + 4u), dq(T_SRC0, WTYPE, row, k + 5u), dq(T_SRC0, WTYPE, row, k + 6u),
+                dq(T_SRC0, WTYPE, row, k + 7u));
+  }
+  return r;
+}
+
+void unpack8(Raw8 r, uint k, out vec4 lo, out vec4 hi) {
+  if (WTYPE == 0u) {
+    lo = uintBitsToFloat(r.a);
+    hi = uintBitsToFloat(r.b);
+  } else if (WTYPE == 1u) {
+    halves8(r.a, lo, hi);
+  } else if (WTYPE == 2u) {
+    const float d = half_to_float(r.a.x);
+    const bool low = k % 32u < 16u;
+    lo = d * ((low ? nib_lo(r.b.x) : nib_hi(r.b.x)) - 8.0);
+    hi = d * ((low ? nib_lo(r.b.y) : nib_hi(r.b.y)) - 8.0);
+  } else if (WTYPE == 8u) {
+    const float d = half_to_float(r.a.x);
+    lo = d * bytes_i(r.b.x);
+    hi = d * bytes_i(r.b.y);
+  } else if (WTYPE == 12u || WTYPE == 13u) {  // sub-block j = e / 32
+    const uint j = (k % 256u) / 32u;
+    const uvec2 sm = kq_scale_min(r.a.yzw, j);
+    const float dl = half_to_float(r.a.x & 0xFFFFu) * float(sm.x);
+    const float ml = half_to_float(r.a.x >> 16) * float(sm.y);
+    vec4 ql = (j % 2u) == 0u ? nib_lo(r.b.x) : nib_hi(r.b.x);
+    vec4 qh = (j % 2u) == 0u ? nib_lo(r.b.y) : nib_hi(r.b.y);
+    if (WTYPE == 13u) {
+      ql += bit_x16(r.b.z, j);
+      qh += bit_x16(r.b.w, j);
     }
     lo = dl * ql - ml;
     hi = dl * qh - ml;
-  } else if (WTYPE == 14u) {  // Q6_K: half h, group g of 32, position l
-    const uint b = row + (k / 256u) * 210u, e = k % 256u, h = e / 128u, g = (e % 128u) / 32u;
-    const uint l = e % 32u;
-    const float dl = half_to_float(ld16(T_SRC0, b + 208u)) * float(ld_i8(T_SRC0, b + 192u + e / 16u));
-    const uvec2 ql = ld_8b(b + 64u * h + 32u * (g % 2u) + l);
-    const uvec2 qh = ld_8b(b + 128u + 32u * h + l);
-    lo = dl * ((g < 2u ? nib_lo(ql.x) : nib_hi(ql.x)) + two_x16(qh.x, 2u * g) - 32.0);
-    hi = dl * ((g < 2u ? nib_lo(ql.y) : nib_hi(ql.y)) + two_x16(qh.y, 2u * g) - 32.0);
+  } else if (WTYPE == 14u) {  // group g of 32 within its half
+    const uint g = ((k % 256u) % 128u) / 32u;
+    const float dl = half_to_float(r.a.x) * float(int(r.a.y));
+    lo = dl * ((g < 2u ? nib_lo(r.b.x) : nib_hi(r.b.x)) + two_x16(r.b.z, 2u * g) - 32.0);
+    hi = dl * ((g < 2u ? nib_lo(r.b.y) : nib_hi(r.b.y)) + two_x16(r.b.w, 2u * g) - 32.0);
   } else {
-    lo = vec4(dq(T_SRC0, WTYPE, row, k), dq(T_SRC0, WTYPE, row, k + 1u), dq(T_SRC0, WTYPE, row, k + 2u),
-              dq(T_SRC0, WTYPE, row, k + 3u));
-    hi = vec4(dq(T_SRC0, WTYPE, row, k + 4u), dq(T_SRC0, WTYPE, row, k + 5u), dq(T_SRC0, WTYPE, row, k + 6u),
-              dq(T_SRC0, WTYPE, row, k + 7u));
+    lo = r.lo;
+    hi = r.hi;
   }
 }
+
+void decode8(uint row, uint k, out vec4 lo, out vec4 hi) { unpack8(load8(row, k), k, lo, hi); }
 
 // Weights k..k+7 of the row at byte address wrow, zeros past K: the ragged end
 // of a plain-type row goes element by element.

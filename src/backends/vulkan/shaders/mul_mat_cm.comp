@@ -8,7 +8,10 @@
 // converts the activation tile beside it (each weight read and decoded once
 // per BN columns, as mul_mat_mm.comp does), then subgroup s multiplies rows
 // 32·(s % 4) .. + 32 by columns BN/2·(s / 4) .. + BN/2 as 2 x BN/32
-// accumulators. Weights and activations are rounded to F16 once (the
+// accumulators. Each step's loads are issued before the previous step's
+// products and decoded into shared memory after them (load8 / unpack8,
+// gemm_stage.glsl), so the products run while the loads are in flight.
+// Weights and activations are rounded to F16 once (the
 // tolerance of F16 weights: docs/TESTING.md); F32 and BF16 weights keep
 // mul_mat_mm.comp.
 #extension GL_NV_cooperative_matrix : require
@@ -53,32 +56,43 @@ void put8(uint at, vec4 lo, vec4 hi) {
   }
 }
 
-// Weights k..k+7 of the row at byte address wrow (zeros past K), as halves
-// into ws[at ..]: F16 rows as the stored halves (an aligned 16-byte load where
-// they allow it), the rest through weights8.
-void stage_w8(uint wrow, uint k, uint K, uint at) {
-  if (WTYPE == 1u && k + 8u <= K) {
-    const uint a = wrow + 2u * k;
-    const uvec4 h = (a & 15u) == 0u ? u4bufs[T_SRC0].v[a >> 4] : ld_16b(a);
-    [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-      const f16vec2 p = unpackFloat2x16(h[e]);
-      ws[at + 2u * e] = p.x;
-      ws[at + 2u * e + 1u] = p.y;
-    }
-  } else {
-    vec4 lo, hi;
-    weights8(wrow, k, K, lo, hi);
-    put8(at, lo, hi);
-  }
+// One step's staging, loaded a step ahead: invocation t's WP weight pieces
+// as their blocks' words (Raw8), and its AP activation pieces.
+Raw8 wraw[WP];
+vec4 alo[AP], ahi[AP];
+
+void load_step(uint k, uint K, uint wrow[WP], uint acol[AP], bool col_in[AP]) {
+  [[unroll]] for (uint p = 0u; p < WP; ++p)
+    if (k + 8u <= K) wraw[p] = load8(wrow[p], k);  // a ragged end is read when stored
+  [[unroll]] for (uint p = 0u; p < AP; ++p) acts8(acol[p], col_in[p], k, K, alo[p], ahi[p]);
 }
 
-// Activations k..k+7 of the column at byte address acol as halves into as[at ..].
-void stage_a8(uint acol, bool col_in, uint k, uint K, uint at) {
-  vec4 lo, hi;
-  acts8(acol, col_in, k, K, lo, hi);
-  [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-    as[at + e] = h16(lo[e]);
-    as[at + 4u + e] = h16(hi[e]);
+// The loaded step into shared memory: F16 rows as the stored halves, the rest
+// decoded (unpack8), a ragged end of a row element by element (zeros past K).
+void store_step(uint k, uint K, uint at0, uint wrow[WP]) {
+  [[unroll]] for (uint p = 0u; p < WP; ++p) {
+    const uint at = at0 + RP * p * SW;
+    vec4 lo, hi;
+    if (k + 8u > K) {
+      weights8(wrow[p], k, K, lo, hi);
+      put8(at, lo, hi);
+    } else if (WTYPE == 1u) {
+      [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+        const f16vec2 h = unpackFloat2x16(wraw[p].a[e]);
+        ws[at + 2u * e] = h.x;
+        ws[at + 2u * e + 1u] = h.y;
+      }
+    } else {
+      unpack8(wraw[p], k, lo, hi);
+      put8(at, lo, hi);
+    }
+  }
+  [[unroll]] for (uint p = 0u; p < AP; ++p) {
+    const uint at = at0 + RP * p * SW;
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+      as[at + e] = h16(alo[p][e]);
+      as[at + 4u + e] = h16(ahi[p][e]);
+    }
   }
 }
 
@@ -105,10 +119,16 @@ void main() {
   fcoopmatNV<32, kSubgroup, 16, 16> acc[2][NA];
   [[unroll]] for (uint i = 0u; i < 2u; ++i)
     [[unroll]] for (uint j = 0u; j < NA; ++j) acc[i][j] = fcoopmatNV<32, kSubgroup, 16, 16>(0.0);
+  // Software pipelining: step k0 + BK's loads are issued before step k0's
+  // products and stored to shared memory after them, so that the products
+  // run while the loads are in flight.
+  const uint at0 = rt * SW + kt;
+  load_step(kt, K, wrow, acol, col_in);
+  store_step(kt, K, at0, wrow);
+  barrier();
   for (uint k0 = 0u; k0 < K; k0 += BK) {
-    [[unroll]] for (uint p = 0u; p < WP; ++p) stage_w8(wrow[p], k0 + kt, K, (rt + RP * p) * SW + kt);
-    [[unroll]] for (uint p = 0u; p < AP; ++p) stage_a8(acol[p], col_in[p], k0 + kt, K, (rt + RP * p) * SW + kt);
-    barrier();
+    const bool next = k0 + BK < K;  // uniform
+    if (next) load_step(k0 + BK + kt, K, wrow, acol, col_in);
     [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
       fcoopmatNV<16, kSubgroup, 16, 16> a[2], b[NA];
       [[unroll]] for (uint i = 0u; i < 2u; ++i) coopMatLoadNV(a[i], ws, (sn + 16u * i) * SW + kk, SW, false);
@@ -117,7 +137,11 @@ void main() {
       [[unroll]] for (uint i = 0u; i < 2u; ++i)
         [[unroll]] for (uint j = 0u; j < NA; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
     }
-    barrier();
+    barrier();  // every subgroup has read the step's tiles
+    if (next) {
+      store_step(k0 + BK + kt, K, at0, wrow);
+      barrier();
+    }
   }
 
   // Each result through the subgroup's 16 x 16 of shared memory (column-major:
