@@ -164,6 +164,11 @@ const AttnShape kShapes[] = {
     {"decode_all_masked_long", 64, 4, 1, 1, 150, Mask::kCausalOneRowHidden},
     // Decode at the short/long boundary (256 positions) and with D = 256 over several passes.
     {"decode_head128_gqa4_256", 128, 8, 2, 1, 256, Mask::kCausal},
+    // Long enough for the Vulkan decode attention to split the cache over several
+    // workgroups per head (nine runs of 2 chunks of 64; six of one chunk of 128
+    // with two tokens, one query row fully masked).
+    {"decode_head128_split", 128, 8, 2, 1, 1100, Mask::kCausal},
+    {"decode2_head64_split_masked_row", 64, 4, 2, 2, 700, Mask::kCausalOneRowHidden},
     {"decode_head256_gqa2", 256, 4, 2, 1, 200, Mask::kCausal},
     // Prefill with n_kv % 4 == 0 (mask rows CUDA reads in 16-byte pieces), tiles of
     // 64 x 64 that every token sees whole (no mask to add) beside partly masked ones.

@@ -7,8 +7,9 @@
 // for F32 and BF16 weights and on every other device. FLASH_ATTN over more
 // than 8 query tokens with D = 32, 64 or 128 takes shaders/flash_attn_tiled.comp
 // (a workgroup per 16 tokens and head) where the device has its 27 KB of shared
-// memory, else flash_attn.comp (a workgroup per token and head). Buffers are
-// stand-in handles.
+// memory, else flash_attn.comp (a workgroup per token and head); a decode
+// attention splits a long cache over several workgroups per head
+// (attn_decode_splits). Buffers are stand-in handles.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -128,6 +129,23 @@ TEST(VkPrefillPlan, OtherAttentionTakesAWorkgroupPerTokenAndHead) {
   Features small = with_coopmat(false);
   small.max_shared = 16384;
   EXPECT_STREQ(plan(attention(128, 80), small).shader, "flash_attn");
+}
+
+TEST(VkPrefillPlan, DecodeAttentionSplitsALongCache) {
+  // One workgroup per (token, head) up to 128 positions, then the power of two
+  // at or above n_kv / 128, capped at 256 workgroups in all and 16 per head.
+  EXPECT_EQ(attn_decode_splits(1, 32, 1), 1u);
+  EXPECT_EQ(attn_decode_splits(1, 32, 128), 1u);
+  EXPECT_EQ(attn_decode_splits(1, 32, 129), 2u);
+  EXPECT_EQ(attn_decode_splits(1, 32, 300), 4u);
+  EXPECT_EQ(attn_decode_splits(1, 32, 1024), 8u);
+  EXPECT_EQ(attn_decode_splits(1, 32, 16384), 8u);  // 32 heads x 8 = 256
+  EXPECT_EQ(attn_decode_splits(1, 8, 16384), 16u);  // 16 at most
+  EXPECT_EQ(attn_decode_splits(8, 64, 16384), 1u);  // 512 rows already
+  EXPECT_EQ(attn_decode_splits(3, 32, 4096), 2u);   // 96 rows: 256 / 96 -> 2
+  // The planner carries it (p_u(1) of flash_attn_vec.comp), so a decode step's
+  // plan changes when the cache passes 128, 256, 512 ... positions.
+  EXPECT_EQ(plan(attention(64, 1), with_coopmat(false)).extra[1], 4u);  // 300 positions
 }
 
 }  // namespace

@@ -84,9 +84,12 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
   const VkBuffer pbuf = r.params_dev.block->buffer;
   const VkBufferCopy region{0, r.params_dev.offset, param_bytes};
   vkCmdCopyBuffer(r.cmd, r.params.buffer, pbuf, 1, &region);
+  for (const auto& [first, last] : plan.zeroed)
+    vkCmdFillBuffer(r.cmd, r.scratch.block->buffer, r.scratch.offset + first, last - first, 0);
   VkMemoryBarrier pb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   pb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  pb.dstAccessMask = VK_ACCESS_UNIFORM_READ_BIT;
+  pb.dstAccessMask =
+      VK_ACCESS_UNIFORM_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   vkCmdPipelineBarrier(r.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        0, 1, &pb, 0, nullptr, 0, nullptr);
   if (dev->profile_nodes) {

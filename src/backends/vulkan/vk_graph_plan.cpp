@@ -93,6 +93,7 @@ class Planner {
     plan_.dispatches.clear();
     plan_.key.clear();
     plan_.scratch_bytes = 0;
+    plan_.zeroed.clear();
     // A node is at most one dispatch plus a quantization: no reallocation
     // moves a dispatch that is being filled in.
     plan_.dispatches.reserve(2 * uint64_t{g.n_nodes});
@@ -101,6 +102,7 @@ class Planner {
 
   void run() {
     plan_.units = plan_units(g_, dev_->features);
+    reserve_attn_counts();
     for (const Unit& u : plan_.units) {
       // Every node is checked, also inside a fused unit.
       std::array<OpPlan, kMaxUnitNodes> ops;
@@ -210,16 +212,62 @@ class Planner {
       d.slots[2] = scratch_binding(codes_);
       reads[n_reads++] = scratch_bytes(codes_);
     }
-    ByteRange writes[2] = {tensor_bytes(n.dst)};
+    ByteRange writes[4] = {tensor_bytes(n.dst)};
+    size_t n_writes = 1;
     if (u.writes_codes) {  // FLASH_ATTN: the next product's codes (vk_fusion.hpp)
       const pi_tensor& act = g_.nodes[i + 1].src[1];
       new_codes(act);
       d.op.shader = vec_attn ? "flash_attn_vec_codes" : "flash_attn_codes";
       d.tensors[7] = scratch_tensor(act);
       d.slots[7] = scratch_binding(codes_);
-      writes[1] = scratch_bytes(codes_);
+      writes[n_writes++] = scratch_bytes(codes_);
     }
-    finish(d, {reads, n_reads}, {writes, u.writes_codes ? 2u : 1u});
+    if (vec_attn && d.op.extra[1] > 1) {
+      n_writes += attn_splits(d, n, writes + n_writes);
+    } else if (n.op == PI_OP_FLASH_ATTN) {
+      d.op.extra[1] = 1;  // flash_attn.comp, or the vector kernel unsplit
+    }
+    finish(d, {reads, n_reads}, {writes, n_writes});
+  }
+
+  // The counts of every FLASH_ATTN that may split its cache (below), one block
+  // at the front of the scratch buffer, so that one fill zeroes them before
+  // each run. None where no attention splits (short caches, prompts).
+  void reserve_attn_counts() {
+    uint64_t rows = 0;
+    for (uint32_t i = 0; i < g_.n_nodes; ++i) {
+      const pi_node& n = g_.nodes[i];
+      const int64_t t = n.src[0].ne[1], h = n.src[0].ne[2];
+      if (n.op == PI_OP_FLASH_ATTN && attn_decode_splits(t, h, n.src[1].ne[1]) > 1)
+        rows += static_cast<uint64_t>(t * h);
+    }
+    if (rows == 0) return;
+    plan_.zeroed.emplace_back(0, 4 * rows);
+    plan_.scratch_bytes = (4 * rows + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+  }
+
+  // shaders/flash_attn_vec.comp's split of a long cache: attn_decode_splits
+  // workgroups per (token, head) (the shader uses as many as the cache's length
+  // asks for); their partial results in a scratch region (slot T_OUT0: D + 2
+  // floats per split) and a count per (token, head) in the block that
+  // reserve_attn_counts zeroes (slot T_OUT1).
+  // Writes its two scratch ranges at `writes`; returns 2.
+  size_t attn_splits(DispatchPlan& d, const pi_node& n, ByteRange* writes) {
+    const pi_tensor& q = n.src[0];
+    const uint64_t rows = static_cast<uint64_t>(q.ne[1] * q.ne[2]);
+    const uint64_t splits = d.op.extra[1];
+    d.op.groups = rows * splits;
+    const Region r{plan_.scratch_bytes, 4 * rows * splits * static_cast<uint64_t>(q.ne[0] + 2)};
+    plan_.scratch_bytes += (r.bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    const Region counts{attn_counts_, 4 * rows};
+    attn_counts_ += counts.bytes;
+    d.tensors[5] = scratch_tensor(q);
+    d.slots[5] = scratch_binding(r);
+    d.tensors[6] = scratch_tensor(q);
+    d.slots[6] = scratch_binding(counts);
+    writes[0] = scratch_bytes(r);
+    writes[1] = scratch_bytes(counts);
+    return 2;
   }
 
   // A new scratch region for the codes of `act` (codes_); returns its blocks.
@@ -344,6 +392,7 @@ class Planner {
   GraphPlan& plan_;
   HazardTracker hazards_;
   Region codes_;
+  uint64_t attn_counts_ = 0;  // the next FLASH_ATTN's counts in the block at offset 0
 };
 
 }  // namespace

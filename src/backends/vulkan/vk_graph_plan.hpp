@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/vulkan/vk_device.hpp"
@@ -54,7 +55,10 @@ struct GraphPlan {
   std::string key;  // everything a recording bakes in, and nothing else
   std::vector<DispatchPlan> dispatches;
   uint64_t scratch_bytes = 0;  // the recording's scratch buffer (8-bit activations)
-  std::vector<Unit> units;     // how plan_units cut the graph
+  // Scratch bytes [first, second) set to zero before every run of the recording
+  // (the split decode attention's counts).
+  std::vector<std::pair<uint64_t, uint64_t>> zeroed;
+  std::vector<Unit> units;  // how plan_units cut the graph
 };
 
 // Validates every node (throws VkError with PI_ERR_UNSUPPORTED or

@@ -1,6 +1,7 @@
 #include "backends/vulkan/vk_ops.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -183,6 +184,15 @@ uint64_t tensor_extent(const pi_tensor& t) {
   return last;
 }
 
+uint32_t attn_decode_splits(int64_t tokens, int64_t heads, int64_t n_kv) {
+  constexpr uint64_t kPositions = 128, kGroups = 256, kMost = 16;
+  const uint64_t rows = static_cast<uint64_t>(tokens * heads);
+  const uint64_t by_grid = std::clamp<uint64_t>(std::bit_floor(kGroups / rows), 1, kMost);
+  const uint64_t by_cache =
+      std::bit_ceil((static_cast<uint64_t>(n_kv) + kPositions - 1) / kPositions);
+  return static_cast<uint32_t>(std::min(by_grid, by_cache));
+}
+
 bool plan_node(const pi_node& n, const Features& features, OpPlan* p, std::string* why) {
   *p = OpPlan{};
   const pi_tensor &s0 = n.src[0], &s1 = n.src[1], &s2 = n.src[2], &s3 = n.src[3], &d = n.dst;
@@ -275,6 +285,8 @@ bool plan_node(const pi_node& n, const Features& features, OpPlan* p, std::strin
         *p = {"flash_attn_tiled", {s1.type}, 1, blocks * static_cast<uint64_t>(h), {}};
       } else {
         *p = {"flash_attn", {s1.type}, 1, static_cast<uint64_t>(t * h), {}};
+        p->extra[1] =
+            attn_decode_splits(t, h, s1.ne[1]);  // flash_attn_vec.comp's (vk_graph_plan.cpp)
       }
       p->extra[0] = present(s3) ? 1 : 0;
       return true;

@@ -39,4 +39,13 @@ bool plan_node(const pi_node& n, const Features& features, OpPlan* plan, std::st
 // is the block size and ne[0] counts elements).
 uint64_t tensor_extent(const pi_tensor& t);
 
+// Workgroups per (token, head) of a decode FLASH_ATTN over n_kv positions
+// (shaders/flash_attn_vec.comp's split of a long cache): one up to 128
+// positions, then the power of two at or above n_kv / 128, at most 16 and at
+// most 256 / (tokens x heads) (about two workgroups per multiprocessor of a
+// large GPU). It grows with the cache in four steps at most, so a decode
+// step's recording serves the next ones until the cache passes a power of two
+// times 128 (vk_plan_reuse.cpp then plans and records the step again).
+uint32_t attn_decode_splits(int64_t tokens, int64_t heads, int64_t n_kv);
+
 }  // namespace polyinfer::vk

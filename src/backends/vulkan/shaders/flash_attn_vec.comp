@@ -13,7 +13,13 @@
 //     a position's L partial dots into its score;
 //  3. online softmax over the chunk (running max m, each slot its own sum);
 //  4. P·V: its 8 output dims from its R V pieces.
-// Then the slots' sums are added through shared memory. R = 4: with R = 8 (workgroups
+// Then the slots' sums are added through shared memory. A long cache is split
+// (flash-decoding): the host gives each (token, head) SPLITS workgroups (p_u(1)),
+// of which the first ceil(n_kv / 128) or so take consecutive runs of whole chunks;
+// each writes its running max, sum and unnormalized output to a scratch region
+// (slot T_OUT0), and the last to finish (an atomic count per (token, head) in slot
+// T_OUT1, zeroed before every run of the recording) merges them; with one run the workgroup
+// writes its output directly. R = 4: with R = 8 (workgroups
 // of 128 or 256) llama-8b's attention took 24.5-25.1 us against 12.3 on the H200
 // (BENCHMARKS.md, session 17), its 16 pieces per invocation costing more than the longer
 // chunk saved.
@@ -27,7 +33,13 @@ const uint WG = 256u, R = 4u;
 // K (src1) and V (src2) as 16-byte pieces; the host checks the alignment.
 layout(std430, set = 0, binding = 1) readonly buffer Pieces { uvec4 v[]; } pieces[4];
 
+// The splits' partial results and counts (slots T_OUT0, T_OUT1). Coherent:
+// another workgroup reads them.
+layout(std430, set = 0, binding = 3) coherent buffer Partials { uint w[]; } parts[3];
+const uint MIN_SPLIT = 128u;  // fewest positions per split
+
 shared float qv[256];   // the head's output (USE_CODES)
+shared bool merging;    // this workgroup finished its (token, head) last
 shared float red[8u * WG];  // partial dots (C L <= R WG), then the slots' sums (P D = 8 WG)
 shared float sp[WG];    // the chunk's scores (C <= WG for D >= 32)
 
@@ -41,14 +53,53 @@ vec4 halves4(uint a, uint b) {
 vec4 lo4(uvec4 p) { return halves4(p.x, p.y); }
 vec4 hi4(uvec4 p) { return halves4(p.z, p.w); }
 
+// Output y of dim i of (token t, head h): stored, and kept for the codes.
+void put_out(uint t, uint h, uint i, float y) {
+  stf(t_off(T_DST) + h * t_nb(T_DST, 1u) + t * t_nb(T_DST, 2u) + 4u * i, y);
+#ifdef USE_CODES
+  qv[i] = y;
+#endif
+}
+
+// The region in slot T_OUT0: per row (token, head) and split D + 2 words: max,
+// sum, the D unnormalized outputs. Slot T_OUT1: a count per row.
+uint partial(uint row, uint split, uint SPLITS, uint D) {
+  return (t_off(T_OUT0) >> 2) + (row * SPLITS + split) * (D + 2u);
+}
+
+// Dim i of row `row` from its `runs` partial results: each run's output and
+// sum rescaled to the largest max (a run whose every position is masked adds
+// nothing), as the chunks of one run are (Dao et al., "FlashAttention", 2022).
+float merge(uint row, uint runs, uint SPLITS, uint D, uint i) {
+  float mx = neg_inf();
+  for (uint s = 0u; s < runs; ++s) mx = max(mx, uintBitsToFloat(parts[0].w[partial(row, s, SPLITS, D)]));
+  if (is_neg_inf(mx)) return 0.0;  // every position masked
+  float out0 = 0.0, l = 0.0;
+  for (uint s = 0u; s < runs; ++s) {
+    const uint p = partial(row, s, SPLITS, D);
+    const float m = uintBitsToFloat(parts[0].w[p]);
+    const float f = is_neg_inf(m) ? 0.0 : exp_acc(m - mx);
+    l += f * uintBitsToFloat(parts[0].w[p + 1u]);
+    out0 += f * uintBitsToFloat(parts[0].w[p + 2u + i]);
+  }
+  return out0 * (l > 0.0 ? 1.0 / l : 0.0);
+}
+
 void main() {
   const uint D = t_ne(T_SRC0, 0u), T = t_ne(T_SRC0, 1u), H = t_ne(T_SRC0, 2u);
-  const uint o = wg_index();
-  if (o >= T * H) return;  // uniform per workgroup
-  const uint t = o % T, h = o / T, i = gl_LocalInvocationID.x;
+  const uint SPLITS = p_u(1u), o = wg_index();
+  if (o >= T * H * SPLITS) return;  // uniform per workgroup
+  const uint row = o % (T * H), split = o / (T * H);
+  const uint t = row % T, h = row / T, i = gl_LocalInvocationID.x;
   const uint L = D / 8u, P = WG / L, C = P * R, lane = i % L, slot = i / L;
   const bool in_use = slot < P;
   const uint n_kv = t_ne(T_SRC1, 1u), hkv = h / (H / t_ne(T_SRC1, 2u));
+  // This workgroup's run of chunks: runs of `per` chunks, at least MIN_SPLIT positions each.
+  const uint chunks = (n_kv + C - 1u) / C;
+  const uint want = clamp((n_kv + MIN_SPLIT - 1u) / MIN_SPLIT, 1u, SPLITS);
+  const uint per = (chunks + want - 1u) / want, runs = (chunks + per - 1u) / per;
+  if (split >= runs) return;  // uniform per workgroup
+  const uint begin = split * per * C, end = min(begin + per * C, n_kv);
   const uint qa = t_off(T_SRC0) + t * t_nb(T_SRC0, 1u) + h * t_nb(T_SRC0, 2u) + 32u * lane;
   const vec4 q0 = vec4(ldf(T_SRC0, qa), ldf(T_SRC0, qa + 4u), ldf(T_SRC0, qa + 8u),
                        ldf(T_SRC0, qa + 12u));
@@ -63,12 +114,12 @@ void main() {
 
   float m = NEG_INF, lsum = 0.0;
   vec4 acc0 = vec4(0.0), acc1 = vec4(0.0);
-  for (uint j0 = 0u; j0 < n_kv; j0 += C) {
+  for (uint j0 = begin; j0 < end; j0 += C) {
     // 1. Loads at clamped positions, so that none waits on a branch.
     uvec4 kp[R], vp[R];
     float mk[R];
     [[unroll]] for (uint r = 0u; r < R; ++r) {
-      const uint j = min(j0 + slot + r * P, n_kv - 1u);
+      const uint j = min(j0 + slot + r * P, end - 1u);
       kp[r] = pieces[T_SRC1].v[k16 + j * ks16];
       vp[r] = pieces[T_SRC2].v[v16 + j * vs16];
       mk[r] = masked ? uintBitsToFloat(bufs[T_SRC3].w[mrow + j]) : 0.0;
@@ -78,7 +129,7 @@ void main() {
       const uint c = slot + r * P;
       if (in_use) {
         const float d = dot(q0, lo4(kp[r])) + dot(q1, hi4(kp[r]));
-        const bool live = j0 + c < n_kv;
+        const bool live = j0 + c < end;
         red[c * L + lane] = !live ? NEG_INF : scale * d + (lane == 0u ? mk[r] : 0.0);
       }
     }
@@ -119,17 +170,31 @@ void main() {
     if (lane == 0u) sp[slot] = lsum;
   }
   barrier();
+  float out0 = 0.0, l = 0.0;
   if (i < D) {
-    float out0 = 0.0, l = 0.0;
     for (uint s = 0u; s < P; ++s) {
       out0 += red[s * D + i];
       l += sp[s];
     }
-    const float y = out0 * (l > 0.0 ? 1.0 / l : 0.0);
-    stf(t_off(T_DST) + h * t_nb(T_DST, 1u) + t * t_nb(T_DST, 2u) + 4u * i, y);
-#ifdef USE_CODES
-    qv[i] = y;
-#endif
+  }
+  if (runs == 1u) {
+    if (i < D) put_out(t, h, i, out0 * (l > 0.0 ? 1.0 / l : 0.0));
+  } else {
+    // This run's max (the same in every invocation), sum and output, then
+    // the count; the last run of the row merges them all.
+    const uint p = partial(row, split, SPLITS, D);
+    if (i < D) parts[0].w[p + 2u + i] = floatBitsToUint(out0);
+    if (i == 0u) {
+      parts[0].w[p] = floatBitsToUint(m);
+      parts[0].w[p + 1u] = floatBitsToUint(l);
+    }
+    memoryBarrierBuffer();
+    barrier();
+    if (i == 0u) merging = atomicAdd(parts[1].w[(t_off(T_OUT1) >> 2) + row], 1u) == runs - 1u;
+    barrier();
+    if (!merging) return;  // uniform per workgroup
+    memoryBarrierBuffer();
+    if (i < D) put_out(t, h, i, merge(row, runs, SPLITS, D, i));
   }
 #ifdef USE_CODES
   store_codes(t, h, H, D);
