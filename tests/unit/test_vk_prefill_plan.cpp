@@ -131,7 +131,7 @@ TEST(VkPrefillPlan, OtherAttentionTakesAWorkgroupPerTokenAndHead) {
   EXPECT_STREQ(plan(attention(128, 80), small).shader, "flash_attn");
 }
 
-TEST(VkPrefillPlan, DecodeAttentionSplitsALongCache) {
+TEST(VkAttentionPlan, DecodeAttentionSplitsALongCache) {
   // One workgroup per (token, head) up to 128 positions, then the power of two
   // at or above n_kv / 128, capped at 256 workgroups in all and 16 per head.
   EXPECT_EQ(attn_decode_splits(1, 32, 1), 1u);
@@ -146,6 +146,13 @@ TEST(VkPrefillPlan, DecodeAttentionSplitsALongCache) {
   // The planner carries it (p_u(1) of flash_attn_vec.comp), so a decode step's
   // plan changes when the cache passes 128, 256, 512 ... positions.
   EXPECT_EQ(plan(attention(64, 1), with_coopmat(false)).extra[1], 4u);  // 300 positions
+  // Only where the vector kernel may run: a Q8_0 cache, a prompt or D = 36 never splits.
+  pi_node q8 = attention(64, 1);
+  q8.src[1].type = q8.src[2].type = static_cast<uint32_t>(GgmlType::Q8_0);
+  EXPECT_EQ(attn_node_splits(q8), 1u);
+  EXPECT_EQ(attn_node_splits(attention(64, 80)), 1u);
+  EXPECT_EQ(attn_node_splits(attention(36, 1)), 1u);
+  EXPECT_EQ(attn_node_splits(attention(128, 2)), 4u);
 }
 
 }  // namespace

@@ -237,13 +237,12 @@ class Planner {
     uint64_t rows = 0;
     for (uint32_t i = 0; i < g_.n_nodes; ++i) {
       const pi_node& n = g_.nodes[i];
-      const int64_t t = n.src[0].ne[1], h = n.src[0].ne[2];
-      if (n.op == PI_OP_FLASH_ATTN && attn_decode_splits(t, h, n.src[1].ne[1]) > 1)
-        rows += static_cast<uint64_t>(t * h);
+      if (attn_node_splits(n) > 1) rows += static_cast<uint64_t>(n.src[0].ne[1] * n.src[0].ne[2]);
     }
+    counts_bytes_ = 4 * rows;
     if (rows == 0) return;
-    plan_.zeroed.emplace_back(0, 4 * rows);
-    plan_.scratch_bytes = (4 * rows + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    plan_.zeroed.emplace_back(0, counts_bytes_);
+    plan_.scratch_bytes = (counts_bytes_ + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
   }
 
   // shaders/flash_attn_vec.comp's split of a long cache: attn_decode_splits
@@ -264,7 +263,9 @@ class Planner {
     d.tensors[5] = scratch_tensor(q);
     d.slots[5] = scratch_binding(r);
     d.tensors[6] = scratch_tensor(q);
-    d.slots[6] = scratch_binding(counts);
+    // The whole block, from its aligned start: this node's counts lie at an
+    // offset of 4 T H per earlier node, which no descriptor could start at.
+    d.slots[6] = {VK_NULL_HANDLE, 0, counts_bytes_, static_cast<uint32_t>(counts.offset)};
     writes[0] = scratch_bytes(r);
     writes[1] = scratch_bytes(counts);
     return 2;
@@ -392,7 +393,8 @@ class Planner {
   GraphPlan& plan_;
   HazardTracker hazards_;
   Region codes_;
-  uint64_t attn_counts_ = 0;  // the next FLASH_ATTN's counts in the block at offset 0
+  uint64_t attn_counts_ = 0;   // the next FLASH_ATTN's counts in the block at offset 0
+  uint64_t counts_bytes_ = 0;  // that block's size
 };
 
 }  // namespace

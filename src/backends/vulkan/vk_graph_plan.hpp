@@ -54,7 +54,9 @@ struct DispatchPlan {
 struct GraphPlan {
   std::string key;  // everything a recording bakes in, and nothing else
   std::vector<DispatchPlan> dispatches;
-  uint64_t scratch_bytes = 0;  // the recording's scratch buffer (8-bit activations)
+  // The recording's scratch buffer: 8-bit activations, the split decode
+  // attention's partial results and counts.
+  uint64_t scratch_bytes = 0;
   // Scratch bytes [first, second) set to zero before every run of the recording
   // (the split decode attention's counts).
   std::vector<std::pair<uint64_t, uint64_t>> zeroed;

@@ -193,6 +193,16 @@ uint32_t attn_decode_splits(int64_t tokens, int64_t heads, int64_t n_kv) {
   return static_cast<uint32_t>(std::min(by_grid, by_cache));
 }
 
+uint32_t attn_node_splits(const pi_node& n) {
+  constexpr int64_t kVecTokens = 8;
+  const pi_tensor &q = n.src[0], &k = n.src[1];
+  const int64_t d = q.ne[0];
+  if (n.op != PI_OP_FLASH_ATTN || k.type != kF16 || q.ne[1] > kVecTokens || d % 8 != 0 || d < 32 ||
+      d > 256)
+    return 1;
+  return attn_decode_splits(q.ne[1], q.ne[2], k.ne[1]);
+}
+
 bool plan_node(const pi_node& n, const Features& features, OpPlan* p, std::string* why) {
   *p = OpPlan{};
   const pi_tensor &s0 = n.src[0], &s1 = n.src[1], &s2 = n.src[2], &s3 = n.src[3], &d = n.dst;
@@ -285,8 +295,7 @@ bool plan_node(const pi_node& n, const Features& features, OpPlan* p, std::strin
         *p = {"flash_attn_tiled", {s1.type}, 1, blocks * static_cast<uint64_t>(h), {}};
       } else {
         *p = {"flash_attn", {s1.type}, 1, static_cast<uint64_t>(t * h), {}};
-        p->extra[1] =
-            attn_decode_splits(t, h, s1.ne[1]);  // flash_attn_vec.comp's (vk_graph_plan.cpp)
+        p->extra[1] = attn_node_splits(n);  // flash_attn_vec.comp's (vk_graph_plan.cpp)
       }
       p->extra[0] = present(s3) ? 1 : 0;
       return true;

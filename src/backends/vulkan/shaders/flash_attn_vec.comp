@@ -1,8 +1,8 @@
 #version 450
 // FLASH_ATTN for a few query tokens (decode) over an F16 KV cache whose rows
 // and heads start 16-byte aligned, D a multiple of 8 in 32..256
-// (vk_graph_plan.cpp picks it; flash_attn.comp takes the rest). One
-// workgroup of WG per (query token t, head h). A K or V row is L = D / 8
+// (vk_graph_plan.cpp picks it; flash_attn.comp takes the rest). Workgroups
+// of WG per (query token t, head h): one, or a long cache's splits (below). A K or V row is L = D / 8
 // pieces of 16 bytes; invocation i is lane i % L of slot i / L, and the P =
 // WG / L slots walk the positions in chunks of C = P R, R positions each:
 //  1. every invocation loads its lane's piece of the K row and of the V row

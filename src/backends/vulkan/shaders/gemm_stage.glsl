@@ -52,8 +52,9 @@ Raw8 load8(uint row, uint k) {
   if (WTYPE == 0u) {  // F32: a, b the 8 floats' bits
     r.a = ld_16b(row + 4u * k);
     r.b = ld_16b(row + 4u * k + 16u);
-  } else if (WTYPE == 1u) {  // F16: a the 8 halves
-    r.a = ld_16b(row + 2u * k);
+  } else if (WTYPE == 1u) {  // F16: a the 8 halves, by one 16-byte load where aligned
+    const uint a = row + 2u * k;
+    r.a = (a & 15u) == 0u ? u4bufs[T_SRC0].v[a >> 4] : ld_16b(a);
   } else if (WTYPE == 2u) {  // Q4_0: a.x d; b.xy bytes 0..15 hold elements j (low) and j + 16 (high)
     const uint b = row + (k / 32u) * 18u;
     r.a.x = ld16(T_SRC0, b);
