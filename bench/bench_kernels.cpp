@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -105,6 +106,17 @@ std::string type_name(uint32_t t) {
   return std::string(polyinfer::type_name(static_cast<polyinfer::GgmlType>(t)));
 }
 
+// A node of `op` reading `srcs` (n_src of them; absent ones past `srcs`) into dst.
+pi_node make_node(pi_op op, std::initializer_list<pi_tensor> srcs, const pi_tensor& dst,
+                  uint32_t n_src = 0) {
+  pi_node node{};
+  node.op = op;
+  node.n_src = n_src > 0 ? n_src : static_cast<uint32_t>(srcs.size());
+  std::copy(srcs.begin(), srcs.end(), node.src);
+  node.dst = dst;
+  return node;
+}
+
 // k x n weights of each type in `types` against M = 1, 4 and 512 columns.
 void bench_mul_mat(std::mt19937_64& rng, int64_t k, int64_t n,
                    std::initializer_list<uint32_t> types) {
@@ -124,12 +136,7 @@ void bench_mul_mat(std::mt19937_64& rng, int64_t k, int64_t n,
       pi_buffer db = nullptr;
       check(g_abi.vt->buffer_alloc(g_abi.dev, bytes_of(d), &db), "buffer_alloc");
       d.buffer = db;
-      pi_node node{};
-      node.op = PI_OP_MUL_MAT;
-      node.n_src = 2;
-      node.src[0] = w;
-      node.src[1] = a;
-      node.dst = d;
+      const pi_node node = make_node(PI_OP_MUL_MAT, {w, a}, d);
       const pi_graph g{&node, 1};
       const double s = time_graph(g, m <= 8 ? 50 : 10);
       std::printf("| | %s | %lld | %.4f | %.0f | %.1f |\n", type_name(type).c_str(),
@@ -166,13 +173,7 @@ void bench_flash_attn(std::mt19937_64& rng, std::initializer_list<AttnCase> case
       kk.buffer = kb;
       v.buffer = vb;
       o.buffer = ob;
-      pi_node node{};
-      node.op = PI_OP_FLASH_ATTN;
-      node.n_src = 4;
-      node.src[0] = q;
-      node.src[1] = kk;
-      node.src[2] = v;
-      node.dst = o;
+      pi_node node = make_node(PI_OP_FLASH_ATTN, {q, kk, v}, o, 4);  // src[3]: the mask, if any
       if (cs.causal) {
         // Token i sees positions j <= n_kv - t + i (the prompt's last t tokens).
         pi_tensor m = tensor(0, {n_kv, t}, nullptr);
@@ -218,13 +219,9 @@ bool check_graph_replay(std::mt19937_64& rng) {
   check(g_abi.vt->buffer_alloc(g_abi.dev, bytes_of(y), &yb), "buffer_alloc");
   check(g_abi.vt->buffer_alloc(g_abi.dev, bytes_of(z), &zb), "buffer_alloc");
   x.buffer = xb, y.buffer = yb, w.buffer = wb, z.buffer = zb, r.buffer = rb;
-  pi_node nodes[3]{};
-  nodes[0].op = PI_OP_RMS_NORM, nodes[0].n_src = 1, nodes[0].src[0] = x, nodes[0].dst = y,
+  pi_node nodes[3] = {make_node(PI_OP_RMS_NORM, {x}, y), make_node(PI_OP_MUL_MAT, {w, y}, z),
+                      make_node(PI_OP_ADD, {z, r}, z)};
   nodes[0].f[0] = 1e-5f;
-  nodes[1].op = PI_OP_MUL_MAT, nodes[1].n_src = 2, nodes[1].src[0] = w, nodes[1].src[1] = y,
-  nodes[1].dst = z;
-  nodes[2].op = PI_OP_ADD, nodes[2].n_src = 2, nodes[2].src[0] = z, nodes[2].src[1] = r,
-  nodes[2].dst = z;
   const pi_graph g{nodes, 3};
   std::vector<float> out1(n), out3(n);
   check(g_abi.vt->graph_submit(g_abi.stream, &g), "graph_submit");

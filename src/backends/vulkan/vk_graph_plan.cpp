@@ -453,22 +453,17 @@ Binding bind_tensor(pi_device dev, const pi_tensor& t, uint64_t piece, uint32_t 
   return b;
 }
 
-constexpr int64_t kVecAttnTokens = 8;
-
-// Whether FLASH_ATTN may take shaders/flash_attn_vec.comp: a few query
-// tokens (decode; prompts keep flash_attn.comp or flash_attn_tiled.comp, vk_ops.cpp),
-// an F16 cache whose rows and heads start 16-byte aligned within their
-// bindings (it reads them as 16-byte pieces), D a multiple of 8 in 32..256
-// and a mask whose rows are word aligned.
+// Whether FLASH_ATTN may take shaders/flash_attn_vec.comp: its shapes
+// (attn_vec_shape: a few query tokens, an F16 cache, D a multiple of 8 in
+// 32..256; prompts keep flash_attn.comp or flash_attn_tiled.comp), a cache
+// whose rows and heads start 16-byte aligned within their bindings (it reads
+// them as 16-byte pieces) and a mask whose rows are word aligned.
 bool attn_vec(const pi_node& n, const std::array<Binding, kParamTensors>& slots) {
-  constexpr uint32_t kF16 = 1;  // GGUF type id
-  const pi_tensor &q = n.src[0], &k = n.src[1], &v = n.src[2], &mask = n.src[3];
-  const int64_t d = q.ne[0];
+  const pi_tensor &k = n.src[1], &v = n.src[2], &mask = n.src[3];
   const bool kv16 =
       ((slots[1].offset | k.nb[1] | k.nb[2] | slots[2].offset | v.nb[1] | v.nb[2]) & 15u) == 0;
   const bool mask4 = mask.buffer == nullptr || ((slots[3].offset | mask.nb[1]) & 3u) == 0;
-  return k.type == kF16 && q.ne[1] <= kVecAttnTokens && d % 8 == 0 && d >= 32 && d <= 256 && kv16 &&
-         mask4;
+  return attn_vec_shape(n) && kv16 && mask4;
 }
 
 void plan_graph(pi_device dev, const pi_graph& g, bool serialize, GraphPlan* plan) {

@@ -193,14 +193,16 @@ uint32_t attn_decode_splits(int64_t tokens, int64_t heads, int64_t n_kv) {
   return static_cast<uint32_t>(std::min(by_grid, by_cache));
 }
 
-uint32_t attn_node_splits(const pi_node& n) {
+bool attn_vec_shape(const pi_node& n) {
   constexpr int64_t kVecTokens = 8;
-  const pi_tensor &q = n.src[0], &k = n.src[1];
-  const int64_t d = q.ne[0];
-  if (n.op != PI_OP_FLASH_ATTN || k.type != kF16 || q.ne[1] > kVecTokens || d % 8 != 0 || d < 32 ||
-      d > 256)
-    return 1;
-  return attn_decode_splits(q.ne[1], q.ne[2], k.ne[1]);
+  const int64_t d = n.src[0].ne[0];
+  return n.op == PI_OP_FLASH_ATTN && n.src[1].type == kF16 && n.src[0].ne[1] <= kVecTokens &&
+         d % 8 == 0 && d >= 32 && d <= 256;
+}
+
+uint32_t attn_node_splits(const pi_node& n) {
+  if (!attn_vec_shape(n)) return 1;
+  return attn_decode_splits(n.src[0].ne[1], n.src[0].ne[2], n.src[1].ne[1]);
 }
 
 bool plan_node(const pi_node& n, const Features& features, OpPlan* p, std::string* why) {

@@ -47,9 +47,11 @@ uint64_t tensor_extent(const pi_tensor& t);
 // step's recording serves the next ones until the cache passes a power of two
 // times 128 (vk_plan_reuse.cpp then plans and records the step again).
 uint32_t attn_decode_splits(int64_t tokens, int64_t heads, int64_t n_kv);
-// attn_decode_splits of FLASH_ATTN node n where shaders/flash_attn_vec.comp may
-// take it (at most 8 query tokens, an F16 cache, D a multiple of 8 in
-// 32..256; vk_graph_plan.cpp's attn_vec also checks the alignment); 1 elsewhere.
+// Whether FLASH_ATTN node n has the shapes shaders/flash_attn_vec.comp takes:
+// at most 8 query tokens, an F16 cache, D a multiple of 8 in 32..256
+// (vk_graph_plan.cpp's attn_vec adds the bindings' alignment).
+bool attn_vec_shape(const pi_node& n);
+// attn_decode_splits of FLASH_ATTN node n where attn_vec_shape holds; 1 elsewhere.
 uint32_t attn_node_splits(const pi_node& n);
 
 }  // namespace polyinfer::vk

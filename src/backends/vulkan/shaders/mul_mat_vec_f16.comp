@@ -19,19 +19,13 @@ layout(constant_id = 5) const uint PASS = 2u;  // pieces of each row per invocat
 const uint WG = gl_WorkGroupSize.x;
 const uint NSUMS = ROWS * NCOLS;
 
-// src0 as 16-byte pieces, src1 (F32 activations) as vec4s when A_VEC4.
+// src0 as 16-byte pieces.
 layout(std430, set = 0, binding = 1) readonly buffer Pieces { uvec4 v[]; } pieces[4];
-layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[4];
 
 float acc[NSUMS];
 
 #include "reduce.glsl"
-
-// Activations at byte a .. a + 15 of src1.
-vec4 act4(uint a) {
-  if (A_VEC4) return vbufs[T_SRC1].v[a >> 4];
-  return vec4(ldf(T_SRC1, a), ldf(T_SRC1, a + 4u), ldf(T_SRC1, a + 8u), ldf(T_SRC1, a + 12u));
-}
+#include "act_vec4.glsl"
 
 // The 8 halves of a piece against 8 activations. unpackHalf2x16 widens
 // exactly (every half is a float), unlike the narrowing packHalf2x16 that

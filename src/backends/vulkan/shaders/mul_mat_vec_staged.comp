@@ -26,17 +26,10 @@ layout(constant_id = 5) const uint SEG = 32u;  // values per segment, a multiple
 const uint WG = gl_WorkGroupSize.x;
 const uint NSUMS = ROWS * NCOLS;
 
-// src1 (F32 activations) seen as vec4s, read so when A_VEC4.
-layout(std430, set = 0, binding = 1) readonly buffer DataV4 { vec4 v[]; } vbufs[4];
+#include "act_vec4.glsl"
 
 uint acol[NCOLS];  // byte address of each activation column
 float acc[NSUMS];
-
-// Activations at byte a .. a + 15 of src1.
-vec4 act4(uint a) {
-  if (A_VEC4) return vbufs[T_SRC1].v[a >> 4];
-  return vec4(ldf(T_SRC1, a), ldf(T_SRC1, a + 4u), ldf(T_SRC1, a + 8u), ldf(T_SRC1, a + 12u));
-}
 
 #include "staged_rows.glsl"
 #include "staged_units.glsl"
