@@ -24,13 +24,16 @@ pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
                             sg.subgroupSize >= 1;
 
   timestamps = polyinfer::vk::timestamp_caps(pd, family);
-  profile = polyinfer::vk::profile_requested();
+  poll_fences = p2.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const polyinfer::vk::ProfileMode mode = polyinfer::vk::profile_requested();
+  profile = mode != polyinfer::vk::ProfileMode::kOff;
   if (profile) {
-    profile_nodes = timestamps.usable;
+    profile_nodes = timestamps.usable && mode == polyinfer::vk::ProfileMode::kNodes;
+    profile_span = timestamps.usable && mode == polyinfer::vk::ProfileMode::kSpan;
     if (!timestamps.usable) {
       std::fprintf(stderr,
-                   "polyinfer vulkan: POLYINFER_VULKAN_PROFILE=1, but %s has no timestamps on its "
-                   "compute queue: only the host time of each submit is profiled\n",
+                   "polyinfer vulkan: POLYINFER_VULKAN_PROFILE is set, but %s has no timestamps on "
+                   "its compute queue: only the host time of each submit is profiled\n",
                    p2.properties.deviceName);
     }
   }

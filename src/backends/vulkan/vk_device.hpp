@@ -47,10 +47,15 @@ struct pi_device_s {
   uint32_t queue_family;
   VkPhysicalDeviceLimits limits{};
   polyinfer::vk::Features features;
-  // POLYINFER_VULKAN_PROFILE=1: streams keep a Profiler; profile_nodes when the
-  // queue also has timestamps, so that recordings time every node.
-  bool profile = false, profile_nodes = false;
+  // POLYINFER_VULKAN_PROFILE set: streams keep a Profiler. When the queue also
+  // has timestamps, recordings time every node (=1: profile_nodes) or their
+  // whole span (=span: profile_span).
+  bool profile = false, profile_nodes = false, profile_span = false;
   polyinfer::vk::TimestampCaps timestamps;
+  // A read back polls its fence a while before sleeping in the driver, for
+  // the host to start the next decode step sooner; not on a CPU device
+  // (lavapipe), which computes on the cores a poll would take.
+  bool poll_fences = false;
   std::unique_ptr<polyinfer::vk::Allocator> allocator;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;

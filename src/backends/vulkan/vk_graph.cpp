@@ -24,11 +24,25 @@ VkDescriptorBufferInfo buffer_info(const Binding& b, const Allocation& scratch) 
   return {scratch.block->buffer, scratch.offset + b.desc_offset, b.range};
 }
 
+// The span's pool, reset by the command buffer itself, and its first
+// timestamp: at the bottom of the pipe it is written once everything queued
+// before has finished, so a graph queued while the GPU was busy starts where
+// the work before it ended.
+void begin_span(pi_device dev, Recording& r) {
+  VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = 2;
+  check(vkCreateQueryPool(dev->device, &qi, nullptr, &r.span), "vkCreateQueryPool");
+  vkCmdResetQueryPool(r.cmd, r.span, 0, 2);
+  vkCmdWriteTimestamp(r.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r.span, 0);
+}
+
 }  // namespace
 
 Recording::~Recording() {
   if (cmd) vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &cmd);
   if (queries) vkDestroyQueryPool(dev->device, queries, nullptr);
+  if (span) vkDestroyQueryPool(dev->device, span, nullptr);
   if (pool) vkDestroyDescriptorPool(dev->device, pool, nullptr);
   dev->allocator->destroy_host_buffer(params);
   if (params_dev.block) dev->allocator->release(params_dev);
@@ -46,7 +60,9 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
   Recording& r = *rec;
   const uint32_t nn = std::max<uint32_t>(static_cast<uint32_t>(plan.dispatches.size()), 1);
   const uint64_t param_bytes = uint64_t{nn} * kParamWords * 4;
-  r.params = dev->allocator->create_host_buffer(param_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+  // Written by the host only: write-combined memory will do.
+  r.params =
+      dev->allocator->create_host_buffer(param_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, false);
   r.params_dev = dev->allocator->allocate(param_bytes);
   if (plan.scratch_bytes > 0) r.scratch = dev->allocator->allocate(plan.scratch_bytes);
   const VkDescriptorPoolSize ps[2] = {{VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, nn},
@@ -73,6 +89,7 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
   // parameter words belong to that submission).
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   check(vkBeginCommandBuffer(r.cmd, &bi), "vkBeginCommandBuffer");
+  if (dev->profile_span) begin_span(dev, r);
   // Earlier submissions on the queue (uploads, other graphs, this recording's
   // previous run reading its parameters) touched what this reads and writes.
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -135,6 +152,7 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
     if (r.queries)
       vkCmdWriteTimestamp(r.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, r.queries, 2 * i + 1);
   }
+  if (r.span) vkCmdWriteTimestamp(r.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r.span, 1);
   check(vkEndCommandBuffer(r.cmd), "vkEndCommandBuffer");
   recordings.push_back(std::move(rec));
   return &r;

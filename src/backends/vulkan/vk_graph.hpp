@@ -33,6 +33,9 @@ struct Recording {
   Allocation scratch;
   // Profiling: timestamps 2i and 2i+1 around dispatch i (reset at the buffer's start).
   VkQueryPool queries = VK_NULL_HANDLE;
+  // Profiling spans: timestamp 0 once everything queued before has finished,
+  // 1 after the last dispatch.
+  VkQueryPool span = VK_NULL_HANDLE;
   int in_flight = 0;          // submissions whose fence has not been seen signalled
   uint64_t params_epoch = 0;  // the PlanReuse::epoch() of the plan its words were written for
 };

@@ -43,6 +43,15 @@ uint32_t Allocator::find_type(uint32_t bits, VkMemoryPropertyFlags want,
   throw VkError(PI_ERR_DEVICE, "no Vulkan memory type with the needed properties");
 }
 
+uint32_t Allocator::preferred_type(uint32_t bits, VkMemoryPropertyFlags want,
+                                   VkMemoryPropertyFlags prefer) const {
+  for (uint32_t i = 0; i < props_.memoryTypeCount; ++i) {
+    const VkMemoryPropertyFlags f = props_.memoryTypes[i].propertyFlags;
+    if ((bits & (1u << i)) && (f & (want | prefer)) == (want | prefer)) return i;
+  }
+  return find_type(bits, want, 0);
+}
+
 std::unique_ptr<Block> Allocator::create_block(uint64_t size, bool dedicated) {
   auto b = std::make_unique<Block>();
   b->size = size;
@@ -121,7 +130,8 @@ void Allocator::release(const Allocation& a) {
   b->free[off] = size;
 }
 
-Allocator::HostBuffer Allocator::create_host_buffer(uint64_t size, VkBufferUsageFlags usage) {
+Allocator::HostBuffer Allocator::create_host_buffer(uint64_t size, VkBufferUsageFlags usage,
+                                                    bool cached) {
   HostBuffer h;
   h.size = size;
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
@@ -132,10 +142,12 @@ Allocator::HostBuffer Allocator::create_host_buffer(uint64_t size, VkBufferUsage
   vkGetBufferMemoryRequirements(dev_, h.buffer, &req);
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
-  // Cached memory reads back fast; coherent spares explicit flushes.
+  // Coherent spares explicit flushes.
+  const VkMemoryPropertyFlags want =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   ai.memoryTypeIndex =
-      find_type(req.memoryTypeBits,
-                VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
+      cached ? preferred_type(req.memoryTypeBits, want, VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
+             : find_type(req.memoryTypeBits, want, 0);
   const VkResult r = vkAllocateMemory(dev_, &ai, nullptr, &h.memory);
   if (r != VK_SUCCESS) {
     vkDestroyBuffer(dev_, h.buffer, nullptr);

@@ -46,13 +46,19 @@ class Allocator {
     void* mapped = nullptr;
     uint64_t size = 0;
   };
-  HostBuffer create_host_buffer(uint64_t size, VkBufferUsageFlags usage);
+  // Host-visible, coherent memory, mapped. `cached`: in host-cached memory
+  // where the device has it (staging the host reads back: uncached memory
+  // is write-combined on discrete GPUs, and the CPU reads it a few GB/s at best).
+  HostBuffer create_host_buffer(uint64_t size, VkBufferUsageFlags usage, bool cached);
   void destroy_host_buffer(HostBuffer& b);
 
  private:
   std::unique_ptr<Block> create_block(uint64_t size, bool dedicated);
   void destroy_block(Block* b);
   uint32_t find_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) const;
+  // The first type with `want` and `prefer`, else the first with `want`.
+  uint32_t preferred_type(uint32_t bits, VkMemoryPropertyFlags want,
+                          VkMemoryPropertyFlags prefer) const;
 
   VkDevice dev_;
   VkPhysicalDeviceMemoryProperties props_{};

@@ -101,9 +101,12 @@ std::string dispatch_key(const pi_graph& g, const Profiler::Dispatch& d) {
 
 }  // namespace
 
-bool profile_requested() {
+ProfileMode profile_requested() {
   const char* e = std::getenv("POLYINFER_VULKAN_PROFILE");
-  return e != nullptr && std::strcmp(e, "1") == 0;
+  if (e == nullptr) return ProfileMode::kOff;
+  if (std::strcmp(e, "1") == 0) return ProfileMode::kNodes;
+  if (std::strcmp(e, "span") == 0) return ProfileMode::kSpan;
+  return ProfileMode::kOff;
 }
 
 TimestampCaps timestamp_caps(VkPhysicalDevice pd, uint32_t queue_family) {
@@ -150,10 +153,57 @@ void Profiler::add_nodes(VkDevice dev, VkQueryPool pool, const std::vector<std::
   }
 }
 
+void Profiler::add_span(VkDevice dev, VkQueryPool pool, const TimestampCaps& caps) {
+  uint64_t t[2];
+  if (vkGetQueryPoolResults(dev, pool, 0, 2, sizeof t, t, sizeof(uint64_t),
+                            VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
+    return;
+  }
+  const double us_per_tick = caps.ns_per_tick * 1e-3;
+  spans_.push_back(static_cast<double>((t[1] - t[0]) & caps.mask) * us_per_tick);
+  if (have_end_) gaps_.push_back(static_cast<double>((t[0] - last_end_) & caps.mask) * us_per_tick);
+  last_end_ = t[1];
+  have_end_ = true;
+}
+
+void Profiler::read_returned() {
+  read_at_ = std::chrono::steady_clock::now();
+}
+
+void Profiler::graph_queued() {
+  if (!read_at_) return;
+  const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - *read_at_;
+  host_gaps_.push_back(us.count());
+  read_at_.reset();
+}
+
 void Profiler::add_submit(const char* action, double us) {
   Sum& s = submits_[action];
   ++s.count;
   s.us += us;
+}
+
+void Profiler::span_lines(std::string& out) const {
+  char line[200];
+  const auto row = [&](const char* what, std::vector<double> v) {
+    if (v.empty()) return;
+    double sum = 0;
+    for (double x : v) sum += x;
+    std::sort(v.begin(), v.end());
+    std::snprintf(line, sizeof line, "  %-52s %8zu %10.1f %10.1f\n", what, v.size(),
+                  sum / static_cast<double>(v.size()), v[v.size() / 2]);
+    out += line;
+  };
+  if (spans_.empty()) return;
+  out += "Vulkan profile, graphs on the GPU (us):\n";
+  std::snprintf(line, sizeof line, "  %-52s %8s %10s %10s\n", "", "count", "mean", "median");
+  out += line;
+  row("graph, first command to last", spans_);
+  // Uploads and reads back run in this time; the rest is the GPU waiting on the host.
+  row("from a graph's end to the next one's start", gaps_);
+  // The host's share of that gap: what it does between the logits' arrival
+  // and the next step's launch (the session's sampling and inputs included).
+  row("host: from a read's return to the next graph queued", host_gaps_);
 }
 
 std::string Profiler::report() const {
@@ -178,6 +228,7 @@ std::string Profiler::report() const {
     }
   };
   table("GPU time per node", nodes_);
+  span_lines(out);
   table("host time per graph_submit", submits_);
   return out;
 }

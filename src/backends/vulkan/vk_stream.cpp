@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "backends/vulkan/vk_check.hpp"
@@ -18,6 +19,14 @@ constexpr uint64_t kChunk = 64ull << 20;
 constexpr uint64_t kMaxStagingInFlight = 256ull << 20;
 constexpr size_t kMaxFreeStaging = 8;
 constexpr uint64_t kMinStaging = 64ull << 10;
+// Staged bytes a batch of writes holds before it is queued on its own: a
+// decode step's inputs are a few KB; a weight's upload is not held back.
+constexpr uint64_t kMaxBatch = 1ull << 20;
+// How long a read polls its fence before it sleeps in the driver: longer
+// than a decode step. On the H200 (driver 580) vkWaitForFences returned
+// 50-90 us after a decode step's end, polling 35 us: llama-1b Q4_0 tg128
+// 878-898 -> 944-959 tok/s (BENCHMARKS.md, session 28).
+constexpr std::chrono::milliseconds kPollFor{20};
 // Recordings of one graph key before a submit waits for its own earlier
 // submissions rather than record another: enough to keep the queue fed.
 constexpr size_t kMaxRecordingsPerKey = 3;
@@ -35,6 +44,13 @@ pi_stream_s::pi_stream_s(pi_device d) : dev(d) {
 
 pi_stream_s::~pi_stream_s() {
   drop_prepared();
+  // Writes still held are queued, so that all of the stream's work runs; a
+  // failure has no one to tell (stream_destroy returns nothing) and leaves
+  // nothing queued to wait for.
+  try {
+    flush_batch();
+  } catch (const std::exception&) {
+  }
   retire(true);
   if (profiler_) std::fputs(profiler_->report().c_str(), stderr);
   for (auto& b : free_staging_) dev->allocator->destroy_host_buffer(b);
@@ -63,8 +79,10 @@ polyinfer::vk::Allocator::HostBuffer pi_stream_s::acquire_staging(uint64_t size)
     free_staging_.erase(best);
     return b;
   }
+  // Cached: reads back copy out of it (llama-8b's logits are 513 KB a token).
   return dev->allocator->create_host_buffer(
-      staging_size(size), VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+      staging_size(size), VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      true);
 }
 
 VkCommandBuffer pi_stream_s::begin_one_shot() {
@@ -87,7 +105,7 @@ VkCommandBuffer pi_stream_s::begin_one_shot() {
   return cmd;
 }
 
-void pi_stream_s::submit(Pending p, VkCommandBuffer cmd) {
+void pi_stream_s::submit(Pending p, VkCommandBuffer graph) {
   try {
     p.fence = acquire_fence();
   } catch (...) {
@@ -97,15 +115,20 @@ void pi_stream_s::submit(Pending p, VkCommandBuffer cmd) {
     release(p);
     throw;
   }
+  VkCommandBuffer cmds[2];
+  uint32_t n = 0;
+  if (p.one_shot) cmds[n++] = p.one_shot;
+  if (graph) cmds[n++] = graph;
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd;
+  si.commandBufferCount = n;
+  si.pCommandBuffers = cmds;
   const VkResult r = vkQueueSubmit(dev->queue, 1, &si, p.fence);
   if (r != VK_SUCCESS) {
     release(p);
     check(r, "vkQueueSubmit");
   }
-  staging_in_flight_ += p.staging.size;
+  for (const auto& st : p.staging) staging_in_flight_ += st.size;
+  if (graph && dev->profile_span) profiler_->graph_queued();
   pending_.push_back(std::move(p));
 }
 
@@ -115,17 +138,19 @@ void pi_stream_s::release(Pending& p) {
     free_fences_.push_back(p.fence);
   }
   if (p.one_shot) vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &p.one_shot);
-  if (p.staging.buffer) {
-    staging_in_flight_ -= std::min(staging_in_flight_, p.staging.size);
+  for (auto& st : p.staging) {
+    staging_in_flight_ -= std::min(staging_in_flight_, st.size);
     if (free_staging_.size() < kMaxFreeStaging) {
-      free_staging_.push_back(p.staging);
+      free_staging_.push_back(st);
     } else {
-      dev->allocator->destroy_host_buffer(p.staging);
+      dev->allocator->destroy_host_buffer(st);
     }
   }
+  p.staging.clear();
   if (p.recording) {
     if (p.recording->queries)
       profiler_->add_nodes(dev->device, p.recording->queries, p.profile_keys, dev->timestamps);
+    if (p.recording->span) profiler_->add_span(dev->device, p.recording->span, dev->timestamps);
     --p.recording->in_flight;
   }
   p.recording = nullptr;
@@ -146,8 +171,55 @@ void pi_stream_s::retire(bool wait_all) {
   }
 }
 
+pi_stream_s::Batch& pi_stream_s::open_batch() {
+  if (!batch_) {
+    Batch b;
+    b.pending.one_shot = begin_one_shot();
+    batch_ = std::move(b);
+  }
+  return *batch_;
+}
+
+void pi_stream_s::order_in_batch(Batch& b, VkBuffer buffer, uint64_t offset, uint64_t size,
+                                 bool whole_batch) {
+  const bool overlaps = std::any_of(b.written.begin(), b.written.end(), [&](const auto& w) {
+    return whole_batch ||
+           (w.buffer == buffer && w.offset < offset + size && offset < w.offset + w.size);
+  });
+  if (!overlaps) return;
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  vkCmdPipelineBarrier(b.pending.one_shot, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  b.written.clear();
+}
+
+void pi_stream_s::take_batch(Pending& p) {
+  if (!batch_) return;
+  p.one_shot = batch_->pending.one_shot;
+  p.staging = std::move(batch_->pending.staging);
+  batch_.reset();
+  const VkResult r = vkEndCommandBuffer(p.one_shot);
+  if (r != VK_SUCCESS) {
+    // Never queued, as in submit's failure.
+    if (p.recording) --p.recording->in_flight;
+    p.recording = nullptr;
+    release(p);
+    check(r, "vkEndCommandBuffer");
+  }
+}
+
+void pi_stream_s::flush_batch() {
+  if (!batch_) return;
+  Pending p;
+  take_batch(p);
+  submit(std::move(p), VK_NULL_HANDLE);
+}
+
 void pi_stream_s::write(pi_buffer buf, uint64_t offset, const void* src, uint64_t size) {
   const auto* bytes = static_cast<const uint8_t*>(src);
+  const VkBuffer dst = buf->alloc.block->buffer;
   for (uint64_t done = 0; done < size;) {
     const uint64_t n = std::min(kChunk, size - done);
     retire(false);
@@ -156,40 +228,54 @@ void pi_stream_s::write(pi_buffer buf, uint64_t offset, const void* src, uint64_
       check(vkWaitForFences(dev->device, 1, &p.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
       retire(false);
     }
-    Pending p;
-    p.staging = acquire_staging(n);
-    std::memcpy(p.staging.mapped, bytes + done, n);
-    VkCommandBuffer cmd = begin_one_shot();
-    p.one_shot = cmd;
-    const VkBufferCopy region{0, buf->alloc.offset + offset + done, n};
-    vkCmdCopyBuffer(cmd, p.staging.buffer, buf->alloc.block->buffer, 1, &region);
-    check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-    submit(std::move(p), cmd);
+    Batch& b = open_batch();
+    b.pending.staging.push_back(acquire_staging(n));
+    const auto& st = b.pending.staging.back();
+    std::memcpy(st.mapped, bytes + done, n);
+    const uint64_t at = buf->alloc.offset + offset + done;
+    order_in_batch(b, dst, at, n, false);
+    const VkBufferCopy region{0, at, n};
+    vkCmdCopyBuffer(b.pending.one_shot, st.buffer, dst, 1, &region);
+    b.written.push_back({dst, at, n});
+    b.bytes += n;
+    // A dedicated block goes away at its buffer_free, which waits only for
+    // work already queued.
+    if (b.bytes >= kMaxBatch || buf->alloc.block->dedicated) flush_batch();
     done += n;
   }
+}
+
+void pi_stream_s::wait_fence(VkFence f) {
+  if (dev->poll_fences) {
+    const auto until = std::chrono::steady_clock::now() + kPollFor;
+    do {
+      const VkResult r = vkGetFenceStatus(dev->device, f);
+      if (r == VK_SUCCESS) return;
+      if (r != VK_NOT_READY) check(r, "vkGetFenceStatus");
+    } while (std::chrono::steady_clock::now() < until);
+  }
+  check(vkWaitForFences(dev->device, 1, &f, VK_TRUE, UINT64_MAX), "vkWaitForFences");
 }
 
 void pi_stream_s::read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size) {
   auto* bytes = static_cast<uint8_t*>(dst);
   for (uint64_t done = 0; done < size;) {
     const uint64_t n = std::min(kChunk, size - done);
-    Pending p;
-    p.staging = acquire_staging(n);
-    auto staging = p.staging;
-    VkCommandBuffer cmd = begin_one_shot();
-    p.one_shot = cmd;
+    Batch& b = open_batch();
+    b.pending.staging.push_back(acquire_staging(n));
+    const auto staging = b.pending.staging.back();
+    order_in_batch(b, VK_NULL_HANDLE, 0, 0, true);
     const VkBufferCopy region{buf->alloc.offset + offset + done, 0, n};
-    vkCmdCopyBuffer(cmd, buf->alloc.block->buffer, p.staging.buffer, 1, &region);
+    vkCmdCopyBuffer(b.pending.one_shot, buf->alloc.block->buffer, staging.buffer, 1, &region);
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb,
-                         0, nullptr, 0, nullptr);
-    check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-    submit(std::move(p), cmd);
+    vkCmdPipelineBarrier(b.pending.one_shot, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    flush_batch();
     // Copy out before retiring: retiring may destroy the staging buffer.
-    check(vkWaitForFences(dev->device, 1, &pending_.back().fence, VK_TRUE, UINT64_MAX),
-          "vkWaitForFences");
+    wait_fence(pending_.back().fence);
+    if (dev->profile_span) profiler_->read_returned();
     std::memcpy(bytes + done, staging.mapped, n);
     retire(true);
     done += n;
@@ -247,6 +333,7 @@ void pi_stream_s::submit_graph(const pi_graph& g) {
   retire(false);
   const char* action = nullptr;
   Pending p = planned(g, &action);
+  take_batch(p);
   VkCommandBuffer cmd = p.recording->cmd;
   submit(std::move(p), cmd);
   add_submit(action, t0);
@@ -275,6 +362,7 @@ bool pi_stream_s::submit_prepared() {
   retire(false);
   Prepared q = std::move(*prepared_);
   prepared_.reset();
+  take_batch(q.pending);
   VkCommandBuffer cmd = q.pending.recording->cmd;
   submit(std::move(q.pending), cmd);
   add_submit("prepared: submit", t0);
@@ -288,5 +376,6 @@ void pi_stream_s::drop_prepared() {
 }
 
 void pi_stream_s::sync() {
+  flush_batch();
   retire(true);
 }

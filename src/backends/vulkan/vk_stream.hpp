@@ -43,11 +43,27 @@ struct pi_stream_s {
  private:
   struct Pending {
     VkFence fence = VK_NULL_HANDLE;
+    // Copies queued ahead of the graph in the same submission (or alone).
     VkCommandBuffer one_shot = VK_NULL_HANDLE;
-    polyinfer::vk::Allocator::HostBuffer staging;
+    std::vector<polyinfer::vk::Allocator::HostBuffer> staging;
     std::shared_ptr<polyinfer::vk::RecordedGraph> graph;  // keeps `recording` alive
     polyinfer::vk::Recording* recording = nullptr;
     std::vector<std::string> profile_keys;  // the graph's nodes, when profiling
+  };
+  // buffer_write's copies, recorded but not queued yet: they go to the queue
+  // with the next graph, read or sync, in its submission. A decode step's
+  // inputs (positions, mask, the token's embedding row) had been a submission
+  // each, each a vkQueueSubmit and a fence while the GPU waited.
+  struct Batch {
+    Pending pending;  // its one_shot open for recording
+    uint64_t bytes = 0;
+    // Destinations written since the batch's last barrier: a copy that
+    // overlaps one, or a read, waits for them.
+    struct Range {
+      VkBuffer buffer;
+      uint64_t offset, size;
+    };
+    std::vector<Range> written;
   };
   // A prepared graph: its nodes (the caller keeps them alive) and recording.
   struct Prepared {
@@ -59,9 +75,19 @@ struct pi_stream_s {
   // writes its words; `action` names what happened, for the profile.
   Pending planned(const pi_graph& g, const char** action);
   void drop_prepared();
+  Batch& open_batch();
+  // Orders a copy touching [offset, offset + size) of `buffer` (all of the
+  // batch's writes, for a read: whole_batch) after the batch's earlier writes.
+  void order_in_batch(Batch& b, VkBuffer buffer, uint64_t offset, uint64_t size, bool whole_batch);
+  // The batch's copies and staging moved into p, to run first in its submission.
+  void take_batch(Pending& p);
+  void flush_batch();
+  // A read's wait: polls, then sleeps (pi_device_s::poll_fences).
+  void wait_fence(VkFence f);
   void add_submit(const char* action, std::chrono::steady_clock::time_point t0);
   VkCommandBuffer begin_one_shot();
-  void submit(Pending p, VkCommandBuffer cmd);
+  // Queues p's one_shot (when it has one) then `graph` (when not null) under one fence.
+  void submit(Pending p, VkCommandBuffer graph);
   void retire(bool wait_all);
   void release(Pending& p);
   polyinfer::vk::Recording* take_recording(polyinfer::vk::RecordedGraph& rg);
@@ -78,4 +104,5 @@ struct pi_stream_s {
   polyinfer::vk::GraphPlan plan_;
   polyinfer::vk::PlanReuse reuse_;
   std::optional<Prepared> prepared_;
+  std::optional<Batch> batch_;
 };
