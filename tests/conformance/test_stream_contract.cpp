@@ -5,7 +5,9 @@
 // returns. Values are random small integers, so every sum is exact in float32
 // and the results must match the float64 reference exactly.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -162,6 +164,41 @@ TEST_F(StreamContract, OverlappingWritesThenRead) {
   std::vector<uint8_t> got(kBytes, 0);
   buf.read(0, got.data(), kBytes);
   for (uint64_t i = 0; i < kBytes; ++i) ASSERT_EQ(got[i], want[i]) << "byte " << i;
+}
+
+// Host memory the backend wraps (buffer_wrap_host: page-locked on CUDA,
+// imported on Vulkan, zero-copy on the CPU): writes from it of 1 MiB and more
+// and reads into it may run by DMA straight from and to it (CUDA, Vulkan), at
+// any offset within it; the source is still the caller's at once.
+TEST_F(StreamContract, WrappedHostMemory) {
+  BackendDevice& dev = backend().device();
+  Rng rng(case_seed("STREAM/wrapped_host"));
+  constexpr uint64_t kBytes = 3ull << 20;  // whole pages
+  std::unique_ptr<uint8_t, decltype(&std::free)> host(
+      static_cast<uint8_t*>(std::aligned_alloc(4096, kBytes)), &std::free);
+  ASSERT_NE(host, nullptr);
+  uint8_t* h = host.get();
+  DeviceBuffer wrapped = DeviceBuffer::wrap_host(dev, h, kBytes);
+  ASSERT_NE(wrapped.handle(), nullptr) << dev.vt().last_error(dev.handle());
+  std::vector<uint8_t> want(kBytes);
+  for (uint8_t& b : want) b = static_cast<uint8_t>(rng());
+  std::copy(want.begin(), want.end(), h);
+  DeviceBuffer buf = DeviceBuffer::allocate(dev, kBytes);
+  buf.write(0, h, kBytes);
+  std::fill(h, h + kBytes, uint8_t{0x5A});  // the source is the caller's again
+  // A small write from the wrapped memory at an odd offset, over the large one.
+  constexpr uint64_t kSmallAt = 4099, kSmall = 777;
+  for (uint64_t i = 0; i < kSmall; ++i)
+    want[kSmallAt + i] = h[100 + i] = static_cast<uint8_t>(rng());
+  buf.write(kSmallAt, h + 100, kSmall);
+  // Reads into the wrapped memory at odd offsets, one of more than 1 MiB.
+  constexpr uint64_t kAt = 4096 + 7, kN = (1ull << 20) + 13;
+  buf.read(0, h + kAt, kN);
+  buf.read(kBytes - 100, h + 11, 100);
+  for (uint64_t i = 0; i < kN; ++i) ASSERT_EQ(h[kAt + i], want[i]) << "byte " << i;
+  for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(h[11 + i], want[kBytes - 100 + i]) << "byte " << i;
+  for (uint64_t i = kAt + kN; i < kBytes; ++i) ASSERT_EQ(h[i], 0x5A) << "byte " << i;
+  wrapped = DeviceBuffer();  // released before the memory under it
 }
 
 // ADD(a, b) of kN-value vectors into c at byte offset c_off.

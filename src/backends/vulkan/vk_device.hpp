@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/vulkan/vk_features.hpp"
+#include "backends/vulkan/vk_host_import.hpp"
 #include "backends/vulkan/vk_memory.hpp"
 #include "backends/vulkan/vk_ops.hpp"
 #include "backends/vulkan/vk_profiler.hpp"
@@ -56,6 +57,11 @@ struct pi_device_s {
   // the host to start the next decode step sooner; not on a CPU device
   // (lavapipe), which computes on the cores a poll would take.
   bool poll_fences = false;
+  // buffer_wrap_host (VK_EXT_external_memory_host, enabled where the device
+  // has it) and the host ranges wrapped so far, which buffer_write and
+  // buffer_read copy to and from by DMA.
+  polyinfer::vk::HostImportCaps host_import;
+  polyinfer::vk::HostImports imports;
   std::unique_ptr<polyinfer::vk::Allocator> allocator;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
@@ -73,4 +79,7 @@ struct pi_buffer_s {
   pi_device dev;
   polyinfer::vk::Allocation alloc;
   uint64_t size;
+  // buffer_wrap_host: the imported block `alloc` lies in, and its host address.
+  std::unique_ptr<polyinfer::vk::Block> imported;
+  void* host = nullptr;
 };

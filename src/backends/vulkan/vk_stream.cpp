@@ -27,9 +27,22 @@ constexpr uint64_t kMaxBatch = 1ull << 20;
 // 50-90 us after a decode step's end, polling 35 us: llama-1b Q4_0 tg128
 // 878-898 -> 944-959 tok/s (BENCHMARKS.md, session 28).
 constexpr std::chrono::milliseconds kPollFor{20};
+// Writes from wrapped host memory of at least this many bytes run by DMA
+// straight from it, and wait for the copy (the caller may reuse the source
+// on return); smaller ones are staged and held back with the next graph.
+constexpr uint64_t kDirectWriteMin = 1ull << 20;
 // Recordings of one graph key before a submit waits for its own earlier
 // submissions rather than record another: enough to keep the queue fed.
 constexpr size_t kMaxRecordingsPerKey = 3;
+
+// The copies before it visible to the host once the submission's fence signals.
+void host_read_barrier(VkCommandBuffer cmd) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb,
+                       0, nullptr, 0, nullptr);
+}
 
 uint64_t staging_size(uint64_t need) {
   uint64_t s = kMinStaging;
@@ -217,9 +230,27 @@ void pi_stream_s::flush_batch() {
   submit(std::move(p), VK_NULL_HANDLE);
 }
 
+void pi_stream_s::copy_now(VkBuffer from, uint64_t from_off, VkBuffer to, uint64_t to_off,
+                           uint64_t n, bool to_host) {
+  Batch& b = open_batch();
+  order_in_batch(b, to, to_off, n, to_host);
+  const VkBufferCopy region{from_off, to_off, n};
+  vkCmdCopyBuffer(b.pending.one_shot, from, to, 1, &region);
+  if (to_host) host_read_barrier(b.pending.one_shot);
+  flush_batch();
+  wait_fence(pending_.back().fence);
+  retire(true);
+}
+
 void pi_stream_s::write(pi_buffer buf, uint64_t offset, const void* src, uint64_t size) {
   const auto* bytes = static_cast<const uint8_t*>(src);
   const VkBuffer dst = buf->alloc.block->buffer;
+  if (size >= kDirectWriteMin) {
+    if (const auto hit = dev->imports.find(src, size); hit.buffer != VK_NULL_HANDLE) {
+      copy_now(hit.buffer, hit.offset, dst, buf->alloc.offset + offset, size, false);
+      return;
+    }
+  }
   for (uint64_t done = 0; done < size;) {
     const uint64_t n = std::min(kChunk, size - done);
     retire(false);
@@ -258,6 +289,12 @@ void pi_stream_s::wait_fence(VkFence f) {
 }
 
 void pi_stream_s::read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size) {
+  if (const auto hit = dev->imports.find(dst, size); hit.buffer != VK_NULL_HANDLE && size > 0) {
+    copy_now(buf->alloc.block->buffer, buf->alloc.offset + offset, hit.buffer, hit.offset, size,
+             true);
+    if (dev->profile_span) profiler_->read_returned();
+    return;
+  }
   auto* bytes = static_cast<uint8_t*>(dst);
   for (uint64_t done = 0; done < size;) {
     const uint64_t n = std::min(kChunk, size - done);
@@ -267,11 +304,7 @@ void pi_stream_s::read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size)
     order_in_batch(b, VK_NULL_HANDLE, 0, 0, true);
     const VkBufferCopy region{buf->alloc.offset + offset + done, 0, n};
     vkCmdCopyBuffer(b.pending.one_shot, buf->alloc.block->buffer, staging.buffer, 1, &region);
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(b.pending.one_shot, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    host_read_barrier(b.pending.one_shot);
     flush_batch();
     // Copy out before retiring: retiring may destroy the staging buffer.
     wait_fence(pending_.back().fence);

@@ -84,6 +84,10 @@ struct pi_stream_s {
   void flush_batch();
   // A read's wait: polls, then sleeps (pi_device_s::poll_fences).
   void wait_fence(VkFence f);
+  // One copy queued after everything before it on the stream (after the
+  // batch's writes: all of them when to_host), and waited for.
+  void copy_now(VkBuffer from, uint64_t from_off, VkBuffer to, uint64_t to_off, uint64_t n,
+                bool to_host);
   void add_submit(const char* action, std::chrono::steady_clock::time_point t0);
   VkCommandBuffer begin_one_shot();
   // Queues p's one_shot (when it has one) then `graph` (when not null) under one fence.

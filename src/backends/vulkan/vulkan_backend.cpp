@@ -148,6 +148,8 @@ pi_status device_open(int index, const char* options, pi_device* out) {
       chain = cm.chain(chain);
       extensions.push_back(CoopmatEnable::kExtension);
     }
+    const polyinfer::vk::HostImportCaps host_import = polyinfer::vk::host_import_caps(pd);
+    if (host_import.usable) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
     di.pNext = chain;
     di.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
     di.ppEnabledExtensionNames = extensions.data();
@@ -158,6 +160,7 @@ pi_status device_open(int index, const char* options, pi_device* out) {
       if (!option_on(options, "subgroup")) (*out)->features.subgroup_arith = false;
       (*out)->features.int_dot = int_dot;
       (*out)->features.coopmat = coopmat;
+      (*out)->host_import = host_import;
       const bool fusion = option_or_env_on(options, "fusion", "POLYINFER_VULKAN_FUSION");
       (*out)->features.fusion = fusion;
       (*out)->features.prequant =
@@ -193,15 +196,27 @@ pi_status buffer_alloc(pi_device dev, uint64_t size, pi_buffer* out) {
   });
 }
 
-pi_status buffer_wrap_host(pi_device dev, void*, uint64_t, pi_buffer*) {
-  dev->error = "the Vulkan backend does not wrap host memory; allocate and write instead";
-  return PI_ERR_UNSUPPORTED;
+pi_status buffer_wrap_host(pi_device dev, void* ptr, uint64_t size, pi_buffer* out) {
+  if (dev == nullptr || ptr == nullptr || out == nullptr) return PI_ERR_INVALID;
+  return guarded(dev->error, [&] {
+    std::unique_ptr<Block> block = import_host(dev->device, dev->host_import, ptr, size);
+    auto* b = new pi_buffer_s{dev, {block.get(), 0, size}, size, std::move(block), ptr};
+    dev->imports.add(ptr, size, b->alloc.block->buffer);
+    *out = b;
+  });
 }
 
 void buffer_free(pi_buffer buf) {
   if (buf == nullptr) return;
   pi_device dev = buf->dev;
-  guarded(dev->error, [&] { dev->allocator->release(buf->alloc); });
+  if (buf->imported) {
+    // The host keeps the memory: done with it once the queue is (recordings may bind it).
+    dev->drop_recordings();
+    dev->imports.remove(buf->host);
+    release_import(dev->device, *buf->imported);
+  } else {
+    guarded(dev->error, [&] { dev->allocator->release(buf->alloc); });
+  }
   delete buf;
   ++dev->buffers_freed;
 }
