@@ -1,5 +1,7 @@
 // A prompt's nodes of one llama layer over T tokens (more than 8, so that
-// products take a backend's GEMM path, not its matrix-vector one): ADD,
+// products take a backend's GEMM path; 3 to 8, where they take its
+// matrix-vector one for several columns, on Vulkan with 8-bit activations
+// that the norm and SWIGLU units quantize for all T columns): ADD,
 // RMS_NORM, MUL, the Q and K products, ROPE of both (one position per token),
 // the roped K and the plain K (standing in for V) into F16 caches, the
 // residual ADD, RMS_NORM, MUL, the gate and up products (their weights in one
@@ -262,7 +264,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{GgmlType::F16, 256, 512, 24}, Case{GgmlType::F16, 256, 512, 24, true},
                       Case{GgmlType::BF16, 256, 512, 24}, Case{GgmlType::Q4_0, 256, 512, 40},
                       Case{GgmlType::Q4_K, 256, 768, 17}, Case{GgmlType::F16, 2048, 1024, 12},
-                      Case{GgmlType::F16, 2560, 512, 10}, Case{GgmlType::F16, 4224, 512, 9}),
+                      Case{GgmlType::F16, 2560, 512, 10}, Case{GgmlType::F16, 4224, 512, 9},
+                      Case{GgmlType::Q4_0, 256, 512, 3}, Case{GgmlType::Q4_K, 256, 768, 5},
+                      Case{GgmlType::Q4_0, 2048, 1024, 8}),
     [](const auto& info) { return case_name(info.param); });
 
 }  // namespace

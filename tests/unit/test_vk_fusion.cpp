@@ -170,12 +170,15 @@ TEST(VkFusion, NormMulWithoutAdd) {
   EXPECT_EQ(reading(u), (std::vector<uint32_t>{2, 3, 4}));
 }
 
-// Two columns (two tokens) still fuse and use 8-bit activations; three do
-// not use them (the staged kernel keeps float activations).
+// Up to 8 columns (tokens: kMatvecCols) the products are matrix-vector ones
+// with 8-bit activations, which the norm writes for every column; past 8 they
+// are GEMMs with float activations.
 TEST(VkFusion, ColumnsAndProducts) {
-  EXPECT_EQ(writing(plan(attention_nodes(2))), (std::vector<uint32_t>{0}));
-  EXPECT_EQ(reading(plan(attention_nodes(2))), (std::vector<uint32_t>{3, 4, 5}));
-  const std::vector<Unit> u = plan(attention_nodes(3));
+  for (int64_t cols : {2, 3, 8}) {
+    EXPECT_EQ(writing(plan(attention_nodes(cols))), (std::vector<uint32_t>{0})) << cols;
+    EXPECT_EQ(reading(plan(attention_nodes(cols))), (std::vector<uint32_t>{3, 4, 5})) << cols;
+  }
+  const std::vector<Unit> u = plan(attention_nodes(9));
   EXPECT_EQ(u[0].kind, UnitKind::kAddNormMul);
   EXPECT_TRUE(quantized(u).empty());
   EXPECT_TRUE(writing(u).empty());

@@ -1,5 +1,5 @@
 #version 450
-// MUL_MAT of Q4_0, Q4_K or Q6_K rows with 1..2 activation columns read as
+// MUL_MAT of Q4_0, Q4_K or Q6_K rows with 1..8 activation columns read as
 // 8-bit codes from src2 (decode with integer dot products:
 // vk_matvec_plan.cpp picks it), with no staging through shared memory. A row
 // is a run of items:
