@@ -24,7 +24,7 @@ pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
                             sg.subgroupSize >= 1;
 
   timestamps = polyinfer::vk::timestamp_caps(pd, family);
-  poll_fences = p2.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  poll_fences = p2.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
   const polyinfer::vk::ProfileMode mode = polyinfer::vk::profile_requested();
   profile = mode != polyinfer::vk::ProfileMode::kOff;
   if (profile) {

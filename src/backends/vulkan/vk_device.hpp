@@ -54,8 +54,9 @@ struct pi_device_s {
   bool profile = false, profile_nodes = false, profile_span = false;
   polyinfer::vk::TimestampCaps timestamps;
   // A read back polls its fence a while before sleeping in the driver, for
-  // the host to start the next decode step sooner; not on a CPU device
-  // (lavapipe), which computes on the cores a poll would take.
+  // the host to start the next decode step sooner: on discrete GPUs only (a
+  // CPU device such as lavapipe computes on the cores a poll would take; an
+  // integrated GPU shares the CPU's power budget).
   bool poll_fences = false;
   // buffer_wrap_host (VK_EXT_external_memory_host, enabled where the device
   // has it) and the host ranges wrapped so far, which buffer_write and

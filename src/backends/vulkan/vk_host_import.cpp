@@ -33,11 +33,41 @@ uint32_t pointer_types(VkDevice dev, void* ptr) {
   return props.memoryTypeBits;
 }
 
+constexpr VkBufferUsageFlags kUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+// Whether buffers of kUsage may be bound to imported host memory.
+bool importable(VkPhysicalDevice pd) {
+  VkPhysicalDeviceExternalBufferInfo bi{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
+  bi.usage = kUsage;
+  bi.handleType = kHandle;
+  VkExternalBufferProperties props{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+  vkGetPhysicalDeviceExternalBufferProperties(pd, &bi, &props);
+  return (props.externalMemoryProperties.externalMemoryFeatures &
+          VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) != 0;
+}
+
+// Of `types`, the first host-coherent and host-cached one, else the first
+// host-coherent one; throws where there is none.
+uint32_t coherent_type(VkPhysicalDevice pd, uint32_t types) {
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+  const VkMemoryPropertyFlags coherent =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  for (VkMemoryPropertyFlags want : {coherent | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, coherent}) {
+    for (uint32_t i = 0; i < mp.memoryTypeCount; ++i)
+      if ((types & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want) return i;
+  }
+  throw VkError(PI_ERR_UNSUPPORTED, "no host-coherent memory type for imported host memory");
+}
+
 }  // namespace
 
-std::unique_ptr<Block> import_host(VkDevice dev, const HostImportCaps& caps, void* ptr,
-                                   uint64_t size) {
-  if (!caps.usable) throw VkError(PI_ERR_UNSUPPORTED, "the device cannot import host memory");
+std::unique_ptr<Block> import_host(VkPhysicalDevice pd, VkDevice dev, const HostImportCaps& caps,
+                                   void* ptr, uint64_t size) {
+  if (!caps.usable || !importable(pd))
+    throw VkError(PI_ERR_UNSUPPORTED, "the device cannot import host memory");
   if (reinterpret_cast<uintptr_t>(ptr) % caps.alignment != 0 || size % caps.alignment != 0 ||
       size == 0) {
     throw VkError(PI_ERR_UNSUPPORTED, "host memory to import must be " +
@@ -52,21 +82,20 @@ std::unique_ptr<Block> import_host(VkDevice dev, const HostImportCaps& caps, voi
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.pNext = &ext;
   bi.size = size;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.usage = kUsage;
   check(vkCreateBuffer(dev, &bi, nullptr, &b->buffer), "vkCreateBuffer (imported)");
   try {
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(dev, b->buffer, &req);
-    const uint32_t types = req.memoryTypeBits & pointer_types(dev, ptr);
-    if (types == 0) throw VkError(PI_ERR_UNSUPPORTED, "no memory type for imported host memory");
+    if (req.size > size) throw VkError(PI_ERR_UNSUPPORTED, "the buffer needs more than the memory");
+    const uint32_t type = coherent_type(pd, req.memoryTypeBits & pointer_types(dev, ptr));
     VkImportMemoryHostPointerInfoEXT imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
     imp.handleType = kHandle;
     imp.pHostPointer = ptr;
     VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     ai.pNext = &imp;
     ai.allocationSize = size;
-    ai.memoryTypeIndex = static_cast<uint32_t>(__builtin_ctz(types));
+    ai.memoryTypeIndex = type;
     check(vkAllocateMemory(dev, &ai, nullptr, &b->memory), "vkAllocateMemory (imported)");
     check(vkBindBufferMemory(dev, b->buffer, b->memory, 0), "vkBindBufferMemory (imported)");
   } catch (...) {

@@ -24,10 +24,13 @@ struct HostImportCaps {
 HostImportCaps host_import_caps(VkPhysicalDevice pd);
 
 // [ptr, ptr + size) imported as one buffer (a Block of its own, so that
-// bindings and copies treat it as any other), or VkError(PI_ERR_UNSUPPORTED)
-// when the device cannot: no extension, misaligned, or the driver refuses.
-std::unique_ptr<Block> import_host(VkDevice dev, const HostImportCaps& caps, void* ptr,
-                                   uint64_t size);
+// bindings and copies treat it as any other), in a host-coherent memory type
+// (host-cached where offered: the host reads what the GPU wrote without
+// flushes, which memory it never maps could not have), or
+// VkError(PI_ERR_UNSUPPORTED) when the device cannot: no extension, buffers
+// of this usage not importable, misaligned, or the driver refuses.
+std::unique_ptr<Block> import_host(VkPhysicalDevice pd, VkDevice dev, const HostImportCaps& caps,
+                                   void* ptr, uint64_t size);
 void release_import(VkDevice dev, Block& b);
 
 // The imported ranges of a device, by host address.

@@ -134,6 +134,7 @@ Allocator::HostBuffer Allocator::create_host_buffer(uint64_t size, VkBufferUsage
                                                     bool cached) {
   HostBuffer h;
   h.size = size;
+  h.cached = cached;
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = size;
   bi.usage = usage;

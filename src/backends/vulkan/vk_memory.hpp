@@ -45,6 +45,7 @@ class Allocator {
     VkDeviceMemory memory = VK_NULL_HANDLE;
     void* mapped = nullptr;
     uint64_t size = 0;
+    bool cached = false;  // as asked of create_host_buffer
   };
   // Host-visible, coherent memory, mapped. `cached`: in host-cached memory
   // where the device has it (staging the host reads back: uncached memory

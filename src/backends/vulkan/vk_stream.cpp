@@ -19,8 +19,9 @@ constexpr uint64_t kChunk = 64ull << 20;
 constexpr uint64_t kMaxStagingInFlight = 256ull << 20;
 constexpr size_t kMaxFreeStaging = 8;
 constexpr uint64_t kMinStaging = 64ull << 10;
-// Staged bytes a batch of writes holds before it is queued on its own: a
-// decode step's inputs are a few KB; a weight's upload is not held back.
+// Staging a batch of writes holds before it is queued on its own: a decode
+// step's three inputs take 192 KiB (64 KiB at least each); a weight's upload
+// is not held back, nor are more than 16 small writes.
 constexpr uint64_t kMaxBatch = 1ull << 20;
 // How long a read polls its fence before it sleeps in the driver: longer
 // than a decode step. On the H200 (driver 580) vkWaitForFences returned
@@ -82,20 +83,21 @@ VkFence pi_stream_s::acquire_fence() {
   return f;
 }
 
-polyinfer::vk::Allocator::HostBuffer pi_stream_s::acquire_staging(uint64_t size) {
+polyinfer::vk::Allocator::HostBuffer pi_stream_s::acquire_staging(uint64_t size, bool cached) {
   auto best = free_staging_.end();
   for (auto it = free_staging_.begin(); it != free_staging_.end(); ++it) {
-    if (it->size >= size && (best == free_staging_.end() || it->size < best->size)) best = it;
+    if (it->cached == cached && it->size >= size &&
+        (best == free_staging_.end() || it->size < best->size))
+      best = it;
   }
   if (best != free_staging_.end()) {
     auto b = *best;
     free_staging_.erase(best);
     return b;
   }
-  // Cached: reads back copy out of it (llama-8b's logits are 513 KB a token).
   return dev->allocator->create_host_buffer(
       staging_size(size), VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-      true);
+      cached);
 }
 
 VkCommandBuffer pi_stream_s::begin_one_shot() {
@@ -119,6 +121,8 @@ VkCommandBuffer pi_stream_s::begin_one_shot() {
 }
 
 void pi_stream_s::submit(Pending p, VkCommandBuffer graph) {
+  // Counted first: release(), on any failure below, takes it off again.
+  for (const auto& st : p.staging) staging_in_flight_ += st.size;
   try {
     p.fence = acquire_fence();
   } catch (...) {
@@ -140,7 +144,6 @@ void pi_stream_s::submit(Pending p, VkCommandBuffer graph) {
     release(p);
     check(r, "vkQueueSubmit");
   }
-  for (const auto& st : p.staging) staging_in_flight_ += st.size;
   if (graph && dev->profile_span) profiler_->graph_queued();
   pending_.push_back(std::move(p));
 }
@@ -260,7 +263,7 @@ void pi_stream_s::write(pi_buffer buf, uint64_t offset, const void* src, uint64_
       retire(false);
     }
     Batch& b = open_batch();
-    b.pending.staging.push_back(acquire_staging(n));
+    b.pending.staging.push_back(acquire_staging(n, false));
     const auto& st = b.pending.staging.back();
     std::memcpy(st.mapped, bytes + done, n);
     const uint64_t at = buf->alloc.offset + offset + done;
@@ -268,7 +271,7 @@ void pi_stream_s::write(pi_buffer buf, uint64_t offset, const void* src, uint64_
     const VkBufferCopy region{0, at, n};
     vkCmdCopyBuffer(b.pending.one_shot, st.buffer, dst, 1, &region);
     b.written.push_back({dst, at, n});
-    b.bytes += n;
+    b.bytes += st.size;  // the staging held, at least 64 KiB a write
     // A dedicated block goes away at its buffer_free, which waits only for
     // work already queued.
     if (b.bytes >= kMaxBatch || buf->alloc.block->dedicated) flush_batch();
@@ -299,7 +302,7 @@ void pi_stream_s::read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size)
   for (uint64_t done = 0; done < size;) {
     const uint64_t n = std::min(kChunk, size - done);
     Batch& b = open_batch();
-    b.pending.staging.push_back(acquire_staging(n));
+    b.pending.staging.push_back(acquire_staging(n, true));
     const auto staging = b.pending.staging.back();
     order_in_batch(b, VK_NULL_HANDLE, 0, 0, true);
     const VkBufferCopy region{buf->alloc.offset + offset + done, 0, n};

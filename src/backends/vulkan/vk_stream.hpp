@@ -22,7 +22,8 @@ struct pi_stream_s {
   explicit pi_stream_s(pi_device d);
   ~pi_stream_s();
 
-  // buffer_write: copies src into staging first, so the caller may reuse it at once.
+  // buffer_write: copies src into staging first (or, from wrapped host memory,
+  // 1 MiB and more, copies from it and waits), so the caller may reuse it at once.
   void write(pi_buffer buf, uint64_t offset, const void* src, uint64_t size);
   // buffer_read: returns when dst holds the bytes (after earlier work on the stream).
   void read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size);
@@ -95,14 +96,16 @@ struct pi_stream_s {
   void retire(bool wait_all);
   void release(Pending& p);
   polyinfer::vk::Recording* take_recording(polyinfer::vk::RecordedGraph& rg);
-  polyinfer::vk::Allocator::HostBuffer acquire_staging(uint64_t size);
+  // Staging of at least `size` bytes: host-cached for reads back (cached), else
+  // write-combined, which the GPU reads without snooping the CPU's caches.
+  polyinfer::vk::Allocator::HostBuffer acquire_staging(uint64_t size, bool cached);
   VkFence acquire_fence();
 
   std::deque<Pending> pending_;
   std::vector<polyinfer::vk::Allocator::HostBuffer> free_staging_;
   std::vector<VkFence> free_fences_;
   uint64_t staging_in_flight_ = 0;
-  std::unique_ptr<polyinfer::vk::Profiler> profiler_;  // POLYINFER_VULKAN_PROFILE=1
+  std::unique_ptr<polyinfer::vk::Profiler> profiler_;  // POLYINFER_VULKAN_PROFILE set
   // The last submitted graph's plan, kept for the next decode step or
   // planned over (its storage kept).
   polyinfer::vk::GraphPlan plan_;

@@ -199,10 +199,18 @@ pi_status buffer_alloc(pi_device dev, uint64_t size, pi_buffer* out) {
 pi_status buffer_wrap_host(pi_device dev, void* ptr, uint64_t size, pi_buffer* out) {
   if (dev == nullptr || ptr == nullptr || out == nullptr) return PI_ERR_INVALID;
   return guarded(dev->error, [&] {
-    std::unique_ptr<Block> block = import_host(dev->device, dev->host_import, ptr, size);
-    auto* b = new pi_buffer_s{dev, {block.get(), 0, size}, size, std::move(block), ptr};
-    dev->imports.add(ptr, size, b->alloc.block->buffer);
-    *out = b;
+    std::unique_ptr<Block> block =
+        import_host(dev->physical, dev->device, dev->host_import, ptr, size);
+    try {
+      auto b = std::make_unique<pi_buffer_s>(
+          pi_buffer_s{dev, {block.get(), 0, size}, size, nullptr, ptr});
+      dev->imports.add(ptr, size, block->buffer);
+      b->imported = std::move(block);
+      *out = b.release();
+    } catch (...) {
+      release_import(dev->device, *block);
+      throw;
+    }
   });
 }
 
