@@ -56,7 +56,8 @@ struct pi_device_s {
   // A read back polls its fence a while before sleeping in the driver, for
   // the host to start the next decode step sooner: on discrete GPUs only (a
   // CPU device such as lavapipe computes on the cores a poll would take; an
-  // integrated GPU shares the CPU's power budget).
+  // integrated GPU shares the CPU's power budget). The device option poll=0|1
+  // overrides it.
   bool poll_fences = false;
   // buffer_wrap_host (VK_EXT_external_memory_host, enabled where the device
   // has it) and the host ranges wrapped so far, which buffer_write and

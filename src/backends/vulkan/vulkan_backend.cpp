@@ -82,8 +82,9 @@ const char* option_value(const char* options, const char* name) {
 // products, so that a device that has them also runs (and tests) the
 // fallbacks, "coopmat=0" the cooperative-matrix GEMM (vk_coopmat.hpp);
 // "fusion=0" and "prequant=0" the fused dispatches
-// (vk_fusion.hpp), "prequant_min_k=N" sets Features::prequant_min_k. Other
-// keys are for other backends.
+// (vk_fusion.hpp), "prequant_min_k=N" sets Features::prequant_min_k;
+// "poll=0" or "poll=1" whether reads poll their fence (pi_device_s::poll_fences;
+// absent: on discrete GPUs). Other keys are for other backends.
 bool option_on(const char* options, const char* name) {
   const char* v = option_value(options, name);
   return v == nullptr || *v != '0';
@@ -161,6 +162,8 @@ pi_status device_open(int index, const char* options, pi_device* out) {
       (*out)->features.int_dot = int_dot;
       (*out)->features.coopmat = coopmat;
       (*out)->host_import = host_import;
+      if (option_value(options, "poll") != nullptr)
+        (*out)->poll_fences = option_on(options, "poll");
       const bool fusion = option_or_env_on(options, "fusion", "POLYINFER_VULKAN_FUSION");
       (*out)->features.fusion = fusion;
       (*out)->features.prequant =
