@@ -48,24 +48,22 @@ bool importable(VkPhysicalDevice pd) {
           VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) != 0;
 }
 
-// Of `types`, the first host-coherent and host-cached one, else the first
-// host-coherent one; throws where there is none.
-uint32_t coherent_type(VkPhysicalDevice pd, uint32_t types) {
-  VkPhysicalDeviceMemoryProperties mp;
-  vkGetPhysicalDeviceMemoryProperties(pd, &mp);
-  const VkMemoryPropertyFlags coherent =
-      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  for (VkMemoryPropertyFlags want : {coherent | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, coherent}) {
-    for (uint32_t i = 0; i < mp.memoryTypeCount; ++i)
-      if ((types & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want) return i;
+// Of `types`, a host-coherent one (host-cached where offered); throws
+// PI_ERR_UNSUPPORTED where there is none.
+uint32_t coherent_type(const Allocator& alloc, uint32_t types) {
+  try {
+    return alloc.preferred_type(
+        types, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+        VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  } catch (const VkError&) {
+    throw VkError(PI_ERR_UNSUPPORTED, "no host-coherent memory type for imported host memory");
   }
-  throw VkError(PI_ERR_UNSUPPORTED, "no host-coherent memory type for imported host memory");
 }
 
 }  // namespace
 
-std::unique_ptr<Block> import_host(VkPhysicalDevice pd, VkDevice dev, const HostImportCaps& caps,
-                                   void* ptr, uint64_t size) {
+std::unique_ptr<Block> import_host(const Allocator& alloc, VkPhysicalDevice pd, VkDevice dev,
+                                   const HostImportCaps& caps, void* ptr, uint64_t size) {
   if (!caps.usable || !importable(pd))
     throw VkError(PI_ERR_UNSUPPORTED, "the device cannot import host memory");
   if (reinterpret_cast<uintptr_t>(ptr) % caps.alignment != 0 || size % caps.alignment != 0 ||
@@ -88,7 +86,7 @@ std::unique_ptr<Block> import_host(VkPhysicalDevice pd, VkDevice dev, const Host
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(dev, b->buffer, &req);
     if (req.size > size) throw VkError(PI_ERR_UNSUPPORTED, "the buffer needs more than the memory");
-    const uint32_t type = coherent_type(pd, req.memoryTypeBits & pointer_types(dev, ptr));
+    const uint32_t type = coherent_type(alloc, req.memoryTypeBits & pointer_types(dev, ptr));
     VkImportMemoryHostPointerInfoEXT imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
     imp.handleType = kHandle;
     imp.pHostPointer = ptr;

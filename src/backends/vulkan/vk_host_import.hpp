@@ -29,8 +29,8 @@ HostImportCaps host_import_caps(VkPhysicalDevice pd);
 // flushes, which memory it never maps could not have), or
 // VkError(PI_ERR_UNSUPPORTED) when the device cannot: no extension, buffers
 // of this usage not importable, misaligned, or the driver refuses.
-std::unique_ptr<Block> import_host(VkPhysicalDevice pd, VkDevice dev, const HostImportCaps& caps,
-                                   void* ptr, uint64_t size);
+std::unique_ptr<Block> import_host(const Allocator& alloc, VkPhysicalDevice pd, VkDevice dev,
+                                   const HostImportCaps& caps, void* ptr, uint64_t size);
 void release_import(VkDevice dev, Block& b);
 
 // The imported ranges of a device, by host address.

@@ -52,14 +52,15 @@ class Allocator {
   // is write-combined on discrete GPUs, and the CPU reads it a few GB/s at best).
   HostBuffer create_host_buffer(uint64_t size, VkBufferUsageFlags usage, bool cached);
   void destroy_host_buffer(HostBuffer& b);
+  // Of the memory types in `bits`, the first with `want` and `prefer`, else the
+  // first with `want`; VkError(PI_ERR_DEVICE) when none has `want`.
+  uint32_t preferred_type(uint32_t bits, VkMemoryPropertyFlags want,
+                          VkMemoryPropertyFlags prefer) const;
 
  private:
   std::unique_ptr<Block> create_block(uint64_t size, bool dedicated);
   void destroy_block(Block* b);
   uint32_t find_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) const;
-  // The first type with `want` and `prefer`, else the first with `want`.
-  uint32_t preferred_type(uint32_t bits, VkMemoryPropertyFlags want,
-                          VkMemoryPropertyFlags prefer) const;
 
   VkDevice dev_;
   VkPhysicalDeviceMemoryProperties props_{};

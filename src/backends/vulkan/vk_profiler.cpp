@@ -44,6 +44,12 @@ const char* type_name(uint32_t t) {
   }
 }
 
+// Microseconds from tick a to tick b: counters wrap at timestampValidBits,
+// so the difference is taken modulo that width.
+double us_between(uint64_t a, uint64_t b, const TimestampCaps& caps) {
+  return static_cast<double>((b - a) & caps.mask) * caps.ns_per_tick * 1e-3;
+}
+
 long long ll(int64_t v) {
   return static_cast<long long>(v);
 }
@@ -145,11 +151,9 @@ void Profiler::add_nodes(VkDevice dev, VkQueryPool pool, const std::vector<std::
     return;
   }
   for (size_t i = 0; i < keys.size(); ++i) {
-    // Counters wrap at timestampValidBits: the difference modulo that width.
-    const uint64_t dt = (ticks_[2 * i + 1] - ticks_[2 * i]) & caps.mask;
     Sum& s = nodes_[keys[i]];
     ++s.count;
-    s.us += static_cast<double>(dt) * caps.ns_per_tick * 1e-3;
+    s.us += us_between(ticks_[2 * i], ticks_[2 * i + 1], caps);
   }
 }
 
@@ -159,9 +163,8 @@ void Profiler::add_span(VkDevice dev, VkQueryPool pool, const TimestampCaps& cap
                             VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
     return;
   }
-  const double us_per_tick = caps.ns_per_tick * 1e-3;
-  spans_.push_back(static_cast<double>((t[1] - t[0]) & caps.mask) * us_per_tick);
-  if (have_end_) gaps_.push_back(static_cast<double>((t[0] - last_end_) & caps.mask) * us_per_tick);
+  spans_.push_back(us_between(t[0], t[1], caps));
+  if (have_end_) gaps_.push_back(us_between(last_end_, t[0], caps));
   last_end_ = t[1];
   have_end_ = true;
 }

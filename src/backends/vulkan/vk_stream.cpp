@@ -148,6 +148,14 @@ void pi_stream_s::submit(Pending p, VkCommandBuffer graph) {
   pending_.push_back(std::move(p));
 }
 
+void pi_stream_s::recycle(polyinfer::vk::Allocator::HostBuffer& st) {
+  if (free_staging_.size() < kMaxFreeStaging) {
+    free_staging_.push_back(st);
+  } else {
+    dev->allocator->destroy_host_buffer(st);
+  }
+}
+
 void pi_stream_s::release(Pending& p) {
   if (p.fence) {
     vkResetFences(dev->device, 1, &p.fence);
@@ -156,11 +164,7 @@ void pi_stream_s::release(Pending& p) {
   if (p.one_shot) vkFreeCommandBuffers(dev->device, dev->command_pool, 1, &p.one_shot);
   for (auto& st : p.staging) {
     staging_in_flight_ -= std::min(staging_in_flight_, st.size);
-    if (free_staging_.size() < kMaxFreeStaging) {
-      free_staging_.push_back(st);
-    } else {
-      dev->allocator->destroy_host_buffer(st);
-    }
+    recycle(st);
   }
   p.staging.clear();
   if (p.recording) {
@@ -242,6 +246,7 @@ void pi_stream_s::copy_now(VkBuffer from, uint64_t from_off, VkBuffer to, uint64
   if (to_host) host_read_barrier(b.pending.one_shot);
   flush_batch();
   wait_fence(pending_.back().fence);
+  if (to_host && dev->profile_span) profiler_->read_returned();
   retire(true);
 }
 
@@ -292,28 +297,18 @@ void pi_stream_s::wait_fence(VkFence f) {
 }
 
 void pi_stream_s::read(pi_buffer buf, uint64_t offset, void* dst, uint64_t size) {
+  const VkBuffer src = buf->alloc.block->buffer;
   if (const auto hit = dev->imports.find(dst, size); hit.buffer != VK_NULL_HANDLE && size > 0) {
-    copy_now(buf->alloc.block->buffer, buf->alloc.offset + offset, hit.buffer, hit.offset, size,
-             true);
-    if (dev->profile_span) profiler_->read_returned();
+    copy_now(src, buf->alloc.offset + offset, hit.buffer, hit.offset, size, true);
     return;
   }
   auto* bytes = static_cast<uint8_t*>(dst);
   for (uint64_t done = 0; done < size;) {
     const uint64_t n = std::min(kChunk, size - done);
-    Batch& b = open_batch();
-    b.pending.staging.push_back(acquire_staging(n, true));
-    const auto staging = b.pending.staging.back();
-    order_in_batch(b, VK_NULL_HANDLE, 0, 0, true);
-    const VkBufferCopy region{buf->alloc.offset + offset + done, 0, n};
-    vkCmdCopyBuffer(b.pending.one_shot, buf->alloc.block->buffer, staging.buffer, 1, &region);
-    host_read_barrier(b.pending.one_shot);
-    flush_batch();
-    // Copy out before retiring: retiring may destroy the staging buffer.
-    wait_fence(pending_.back().fence);
-    if (dev->profile_span) profiler_->read_returned();
+    auto staging = acquire_staging(n, true);
+    copy_now(src, buf->alloc.offset + offset + done, staging.buffer, 0, n, true);
     std::memcpy(bytes + done, staging.mapped, n);
-    retire(true);
+    recycle(staging);
     done += n;
   }
 }

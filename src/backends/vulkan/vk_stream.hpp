@@ -86,7 +86,8 @@ struct pi_stream_s {
   // A read's wait: polls, then sleeps (pi_device_s::poll_fences).
   void wait_fence(VkFence f);
   // One copy queued after everything before it on the stream (after the
-  // batch's writes: all of them when to_host), and waited for.
+  // batch's writes: all of them when to_host, a read into host memory), and
+  // waited for.
   void copy_now(VkBuffer from, uint64_t from_off, VkBuffer to, uint64_t to_off, uint64_t n,
                 bool to_host);
   void add_submit(const char* action, std::chrono::steady_clock::time_point t0);
@@ -95,6 +96,8 @@ struct pi_stream_s {
   void submit(Pending p, VkCommandBuffer graph);
   void retire(bool wait_all);
   void release(Pending& p);
+  // A staging buffer no copy uses any more, kept for reuse or destroyed.
+  void recycle(polyinfer::vk::Allocator::HostBuffer& st);
   polyinfer::vk::Recording* take_recording(polyinfer::vk::RecordedGraph& rg);
   // Staging of at least `size` bytes: host-cached for reads back (cached), else
   // write-combined, which the GPU reads without snooping the CPU's caches.

@@ -203,7 +203,7 @@ pi_status buffer_wrap_host(pi_device dev, void* ptr, uint64_t size, pi_buffer* o
   if (dev == nullptr || ptr == nullptr || out == nullptr) return PI_ERR_INVALID;
   return guarded(dev->error, [&] {
     std::unique_ptr<Block> block =
-        import_host(dev->physical, dev->device, dev->host_import, ptr, size);
+        import_host(*dev->allocator, dev->physical, dev->device, dev->host_import, ptr, size);
     try {
       auto b = std::make_unique<pi_buffer_s>(
           pi_buffer_s{dev, {block.get(), 0, size}, size, nullptr, ptr});
