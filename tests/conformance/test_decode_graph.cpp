@@ -66,7 +66,7 @@ enum Slot : int {
 };
 
 struct Inputs {
-  HostTensor x, res, wn, wq, wk, wv, wo, wg, wu, wd, kc, vc, mask, pos, wn2, wn3, wout;
+  HostTensor x, res, wn, wq, wk, wv, wo, wg, wu, wd, kc, vc, mask, pos, wn2, wn3, wout, ff;
 };
 
 // The step's own inputs: a new token's activations and residual, its mask
@@ -101,7 +101,8 @@ Inputs make_inputs(GgmlType wtype, int64_t n_kv, int64_t max_kv, Rng& rng) {
             contiguous(GgmlType::I32, {1, 1, 1, 1}),
             contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
             contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
-            contiguous(wtype, {kEmbd, kEmbd, 1, 1})};
+            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
+            contiguous(GgmlType::F32, {kD / 2, 1, 1, 1})};
   for (HostTensor* t : {&in.wn, &in.kc, &in.vc, &in.wn2, &in.wn3}) fill_normal(*t, rng);
   // Weights of sigma 1/sqrt(K) through the reference quantizer, as a model's:
   // the chain of five products keeps its scale (unit-sigma F16 weights
@@ -111,6 +112,8 @@ Inputs make_inputs(GgmlType wtype, int64_t n_kv, int64_t max_kv, Rng& rng) {
   for (HostTensor* t : {&in.wq, &in.wk, &in.wv, &in.wo, &in.wg, &in.wu, &in.wd, &in.wout})
     fill_normal(*t, rng, 1.0 / std::sqrt(static_cast<double>(kEmbd)));
   new_token(in, n_kv, rng);
+  // Freq factors as llama 3's rope_freqs: one positive divisor per pair.
+  fill_normal(in.ff, rng, 0.5, 3.0);
   return in;
 }
 
@@ -128,8 +131,11 @@ pi_tensor f32_at(const DeviceBuffer& arena, int slot, std::initializer_list<int6
 
 using test_graph::node;
 
-pi_node rope(const pi_tensor& x, const pi_tensor& pos, const pi_tensor& dst) {
-  return test_graph::llama_rope(x, pos, dst, static_cast<int32_t>(kD));
+// ROPE of llama's heads; with freq factors `ff` (a null buffer: none).
+pi_node rope(const pi_tensor& x, const pi_tensor& pos, const pi_tensor& dst, const pi_tensor& ff) {
+  pi_node n = test_graph::llama_rope(x, pos, dst, static_cast<int32_t>(kD));
+  n.src[2] = ff;
+  return n;
 }
 
 // What a run leaves: the arena's slots and the KV cache rows of the new token.
@@ -150,8 +156,9 @@ DeviceBuffer upload(const BackendDevice& dev, const HostTensor& h) {
 // per-token values changed).
 class Layer {
  public:
-  Layer(const BackendDevice& dev, const Inputs& in, bool rk_apart)
+  Layer(const BackendDevice& dev, const Inputs& in, bool rk_apart, bool freqs)
       : rk_apart_(rk_apart),
+        freqs_(freqs),
         dev_(dev),
         x_(upload(dev, in.x)),
         res_(upload(dev, in.res)),
@@ -170,6 +177,7 @@ class Layer {
         wn2_(upload(dev, in.wn2)),
         wn3_(upload(dev, in.wn3)),
         wout_(upload(dev, in.wout)),
+        ff_(upload(dev, in.ff)),
         arena_(DeviceBuffer::allocate(dev, kSlots * kSlot)) {}
 
   // Writes the token's inputs, poisons the arena, submits the step at n_kv
@@ -259,9 +267,11 @@ class Layer {
     g.push_back(node(PI_OP_MUL_MAT, {bind(in.wq, wq_), xn}, f32_at(arena, kQ, {kEmbd})));
     g.push_back(node(PI_OP_MUL_MAT, {bind(in.wk, wk_), xn}, f32_at(arena, kK, {kKv})));
     g.push_back(node(PI_OP_MUL_MAT, {bind(in.wv, wv_), xn}, f32_at(arena, kV, {kKv})));
-    g.push_back(rope(f32_at(arena, kQ, {kD, kHeads}), pos_t, f32_at(arena, kRq, {kD, kHeads})));
+    const pi_tensor ff = freqs_ ? bind(in.ff, ff_) : pi_tensor{};
+    g.push_back(rope(f32_at(arena, kQ, {kD, kHeads}), pos_t, f32_at(arena, kRq, {kD, kHeads}), ff));
     const int rk = rk_apart_ ? kRk : kQ;
-    g.push_back(rope(f32_at(arena, kK, {kD, kKvHeads}), pos_t, f32_at(arena, rk, {kD, kKvHeads})));
+    g.push_back(
+        rope(f32_at(arena, kK, {kD, kKvHeads}), pos_t, f32_at(arena, rk, {kD, kKvHeads}), ff));
     g.push_back(node(PI_OP_CPY, {f32_at(arena, rk, {kD, kKvHeads})}, k_slot));
     g.push_back(node(PI_OP_CPY, {f32_at(arena, kV, {kD, kKvHeads})}, v_slot));
     g.push_back(node(PI_OP_FLASH_ATTN,
@@ -297,11 +307,12 @@ class Layer {
   }
 
   bool rk_apart_;  // ROPE K's output in slot kRk, not over Q
+  bool freqs_;     // ROPE with freq factors
   const BackendDevice& dev_;
   mutable std::vector<pi_node> next_;   // the graph prepared for the next step
   mutable int64_t prepared_n_kv_ = -1;  // its n_kv, -1 when none
   DeviceBuffer x_, res_, wn_, wq_, wk_, wv_, wo_, wg_, wu_, wd_, kc_, vc_, mask_, pos_, wn2_, wn3_,
-      wout_, arena_;
+      wout_, ff_, arena_;
 };
 
 // got within rel · max|want| of want, element by element (NaN fails).
@@ -324,10 +335,12 @@ struct Case {
   GgmlType wtype;
   int64_t n_kv;
   bool rk_apart = false;  // ROPE K's output in a slot of its own
+  bool freqs = false;     // ROPE with freq factors (llama 3's rope_freqs)
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << type_name(c.wtype) << "/n_kv" << c.n_kv << (c.rk_apart ? "/rope_k_apart" : "");
+  *os << type_name(c.wtype) << "/n_kv" << c.n_kv << (c.rk_apart ? "/rope_k_apart" : "")
+      << (c.freqs ? "/freq_factors" : "");
 }
 
 // Each compared output, its slot (or the cache rows), and whether it comes
@@ -373,20 +386,20 @@ void compare(const Result& got, const Result& want, bool quantized, bool rk_apar
 class DecodeGraph : public ConformanceTestWithParam<Case> {};
 
 TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
-  const auto [wtype, n_kv, rk_apart] = GetParam();
+  const auto [wtype, n_kv, rk_apart, freqs] = GetParam();
   Rng rng(case_seed("DECODE_GRAPH/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv)));
   const Inputs in = make_inputs(wtype, n_kv, n_kv, rng);
   const BackendDevice& dev = backend().device();
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
   std::string unsupported;
-  const Result fused = Layer(dev, in, rk_apart).step(in, n_kv, &unsupported);
+  const Result fused = Layer(dev, in, rk_apart, freqs).step(in, n_kv, &unsupported);
   if (!unsupported.empty()) GTEST_SKIP() << dev.name() << " does not support this " << unsupported;
   const bool quantized = wtype != GgmlType::F16;
-  compare(fused, Layer(unfused, in, rk_apart).step(in, n_kv, &unsupported), quantized, rk_apart,
-          0.0, "fusion=0");
-  compare(fused, Layer(cpu, in, rk_apart).step(in, n_kv, &unsupported), quantized, rk_apart, 5e-2,
-          "cpu");
+  compare(fused, Layer(unfused, in, rk_apart, freqs).step(in, n_kv, &unsupported), quantized,
+          rk_apart, 0.0, "fusion=0");
+  compare(fused, Layer(cpu, in, rk_apart, freqs).step(in, n_kv, &unsupported), quantized, rk_apart,
+          5e-2, "cpu");
 }
 
 // Consecutive decode steps on the same buffers, a new token each (its
@@ -406,7 +419,7 @@ TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
 TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
   constexpr int kSteps = 5;
   constexpr int64_t kWindow = 4;
-  const auto [wtype, n_kv0, rk_apart] = GetParam();
+  const auto [wtype, n_kv0, rk_apart, freqs] = GetParam();
   Rng rng(case_seed("DECODE_STEPS/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv0)));
   Inputs in = make_inputs(wtype, n_kv0, n_kv0 + kSteps - 1, rng);
   const BackendDevice& dev = backend().device();
@@ -414,8 +427,8 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
   // A stream of its own: a submit on fused_layer's would drop what it prepared.
   const BackendDevice ahead(dev.vt(), 0, backend().options());
-  const Layer fused_layer(dev, in, rk_apart), unfused_layer(unfused, in, rk_apart),
-      cpu_layer(cpu, in, rk_apart), ahead_layer(ahead, in, rk_apart);
+  const Layer fused_layer(dev, in, rk_apart, freqs), unfused_layer(unfused, in, rk_apart, freqs),
+      cpu_layer(cpu, in, rk_apart, freqs), ahead_layer(ahead, in, rk_apart, freqs);
   const bool quantized = wtype != GgmlType::F16;
   for (int64_t n_kv = n_kv0; n_kv < n_kv0 + kSteps; ++n_kv) {
     new_token(in, n_kv, rng, kWindow);
@@ -437,14 +450,17 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
 // after the attention's merge, not in its kernel); 254: the steps cross from
 // the short kernel to the long one. Q4_K: two weight rows per warp; Q8_0:
 // the residual activation codes; rope_k_apart: ROPE K's output in a slot of
-// its own, as the memory plan lays out a model (CUDA's ROPE+KV unit as a grid).
+// its own, as the memory plan lays out a model (CUDA's ROPE+KV unit as a grid;
+// Vulkan: ROPE K and its cache write in the K product's epilogue); freq_factors:
+// llama 3's rope_freqs (there, in the epilogue's src1 slot).
 INSTANTIATE_TEST_SUITE_P(Steps, DecodeGraph,
                          ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40},
                                            Case{GgmlType::Q4_0, 100}, Case{GgmlType::F16, 300},
                                            Case{GgmlType::Q4_0, 254}, Case{GgmlType::Q4_0, 300},
                                            Case{GgmlType::Q4_K, 40}, Case{GgmlType::Q8_0, 40},
                                            Case{GgmlType::F16, 40, true},
-                                           Case{GgmlType::Q4_0, 254, true}));
+                                           Case{GgmlType::Q4_0, 254, true},
+                                           Case{GgmlType::Q4_0, 40, true, true}));
 
 }  // namespace
 }  // namespace polyinfer::conformance

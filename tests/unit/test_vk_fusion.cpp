@@ -90,6 +90,17 @@ std::vector<uint32_t> writing(const std::vector<Unit>& units) {
 
 constexpr UnitKind kS = UnitKind::kSingle;
 
+constexpr UnitKind kF = UnitKind::kFolded;
+
+// The (rope, cache) epilogue nodes of each product that reads codes, in order.
+std::vector<std::pair<uint32_t, uint32_t>> epilogues(const std::vector<Unit>& units) {
+  std::vector<std::pair<uint32_t, uint32_t>> e;
+  for (const Unit& u : units)
+    if (u.reads_codes) e.emplace_back(u.rope, u.cache);
+  return e;
+}
+using Epilogues = std::vector<std::pair<uint32_t, uint32_t>>;
+
 // The units of the first `n` nodes.
 std::vector<UnitKind> kinds_before(const std::vector<Unit>& units, uint32_t n) {
   std::vector<UnitKind> k;
@@ -101,10 +112,13 @@ std::vector<UnitKind> kinds_before(const std::vector<Unit>& units, uint32_t n) {
 TEST(VkFusion, DecodeAttention) {
   const std::vector<Unit> u = plan(attention_nodes());
   ASSERT_EQ(kinds(u),
-            (std::vector<UnitKind>{UnitKind::kAddNormMul, kS, kS, kS, kS, UnitKind::kRopeCpy, kS}));
+            (std::vector<UnitKind>{UnitKind::kAddNormMul, kS, kS, kS, kF, UnitKind::kRopeCpy, kF}));
   EXPECT_EQ(u[0].count, 3u);
   EXPECT_EQ(u[1].first, 3u);
-  // ROPE K and the cache write of its output; CPY V apart.
+  // The Q product computes ROPE Q, the V product V's cache write. ROPE K
+  // writes over Q, which ROPE Q reads after the K product: it stays in its
+  // place, fused with the cache write of its output.
+  EXPECT_EQ(epilogues(u), (Epilogues{{6, 0}, {0, 0}, {0, 9}}));
   EXPECT_EQ(u[5].first, 7u);
   EXPECT_EQ(u[5].count, 2u);
   // Q, K and V read the codes that the norm dispatch wrote: no quantize
@@ -112,6 +126,63 @@ TEST(VkFusion, DecodeAttention) {
   EXPECT_EQ(writing(u), (std::vector<uint32_t>{0}));
   EXPECT_EQ(reading(u), (std::vector<uint32_t>{3, 4, 5}));
   EXPECT_TRUE(quantized(u).empty());
+}
+
+// ROPE K's output in a slot of its own, as a model's memory plan lays it out.
+std::vector<pi_node> attention_nodes_apart(int64_t cols = 1, uint32_t wtype = kQ4_0) {
+  std::vector<pi_node> g = attention_nodes(cols, wtype);
+  g[7].dst = slot(7, {kD, kKvHeads, cols});
+  g[8].src[0] = g[7].dst;
+  return g;
+}
+
+// Each product then does the ROPE and/or cache write of its output: nothing
+// is left between the products and the attention. Only products in the
+// direct kernel (8-bit activations read as codes, Q4_0/Q4_K/Q6_K, 1-8
+// columns) have the epilogue.
+TEST(VkFusion, ProductsFoldTheirRopeAndCacheWrites) {
+  for (int64_t cols : {1, 8}) {
+    const std::vector<Unit> u = plan(attention_nodes_apart(cols));
+    EXPECT_EQ(kinds(u), (std::vector<UnitKind>{UnitKind::kAddNormMul, kS, kS, kS, kF, kF, kF, kF}))
+        << cols;
+    EXPECT_EQ(epilogues(u), (Epilogues{{6, 0}, {7, 8}, {0, 9}})) << cols;
+  }
+  // K-quant rows go one per workgroup, so a ROPE pair would span two: no
+  // epilogue (V's cache write alone would leave the ROPEs' dispatches).
+  EXPECT_EQ(epilogues(plan(attention_nodes_apart(1, kQ4_K))), (Epilogues{{0, 0}, {0, 0}, {0, 0}}));
+  // ROPE K and its cache write then run as one dispatch of rope.comp.
+  const std::vector<UnitKind> unfolded{UnitKind::kAddNormMul, kS, kS, kS, kS,
+                                       UnitKind::kRopeCpy,    kS};
+  EXPECT_EQ(kinds(plan(attention_nodes_apart(9))), unfolded);
+  EXPECT_EQ(kinds(plan(attention_nodes_apart(1, kQ8_0))), unfolded);
+  EXPECT_EQ(kinds(plan(attention_nodes_apart(1, kF32))), unfolded);
+  EXPECT_EQ(kinds(plan(attention_nodes_apart(), features(true, false))), unfolded);
+  EXPECT_EQ(kinds(plan(attention_nodes_apart(), features(false, true))),
+            std::vector<UnitKind>(10, kS));
+}
+
+// A NeoX ROPE (pairs half a head apart), one over a part of the output or
+// over its own input, or one that a node between would overwrite stays a
+// node of its own; a quantized cache is written by its CPY.
+TEST(VkFusion, EpilogueNeedsANormalRopeOverTheOutputAndApartBytes) {
+  std::vector<pi_node> g = attention_nodes_apart();
+  g[6].i[0] = 2;
+  EXPECT_EQ(epilogues(plan(g)), (Epilogues{{0, 0}, {7, 8}, {0, 9}}));
+  g = attention_nodes_apart();
+  g[6].src[0] = slot(3, {kD, 1});  // one head
+  EXPECT_EQ(epilogues(plan(g)), (Epilogues{{0, 0}, {7, 8}, {0, 9}}));
+  g = attention_nodes_apart();
+  g[6].dst = g[6].src[0];  // in place
+  EXPECT_EQ(epilogues(plan(g)), (Epilogues{{0, 0}, {7, 8}, {0, 9}}));
+  g = attention_nodes_apart();
+  g[6].dst = slot(4, {kD, kHeads});  // over K's output, which the K product writes later
+  EXPECT_EQ(epilogues(plan(g))[0], (std::pair<uint32_t, uint32_t>{0, 0}));
+  g = attention_nodes_apart();
+  g[8].dst.type = kQ8_0;
+  g[9].dst.type = kQ8_0;
+  const std::vector<Unit> u = plan(g);
+  EXPECT_EQ(epilogues(u), (Epilogues{{6, 0}, {7, 0}, {0, 0}}));
+  EXPECT_EQ(kinds(u), (std::vector<UnitKind>{UnitKind::kAddNormMul, kS, kS, kS, kF, kF, kS, kS}));
 }
 
 // Rows shorter than prequant_min_k still read a fused norm's codes (they
@@ -214,14 +285,14 @@ TEST(VkFusion, AddOutputOverItsInputStaysApart) {
 TEST(VkFusion, NormOverWeightStaysApart) {
   std::vector<pi_node> g = attention_nodes();
   g[2].src[1] = slot(1, {kEmbd});
-  for (UnitKind k : kinds_before(plan(g), 7)) EXPECT_EQ(k, kS);
+  for (UnitKind k : kinds_before(plan(g), 6)) EXPECT_EQ(k, kS);
 }
 
 // Two outputs sharing bytes: their order would matter.
 TEST(VkFusion, OutputsMustBeDisjoint) {
   std::vector<pi_node> g = attention_nodes();
   g[2].dst = g[0].dst;
-  for (UnitKind k : kinds_before(plan(g), 7)) EXPECT_EQ(k, kS);
+  for (UnitKind k : kinds_before(plan(g), 6)) EXPECT_EQ(k, kS);
 }
 
 TEST(VkFusion, MulMustReadTheNormAndARowVector) {

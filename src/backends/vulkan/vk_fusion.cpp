@@ -1,6 +1,7 @@
 #include "backends/vulkan/vk_fusion.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -141,6 +142,94 @@ bool attn_codes_at(const pi_graph& g, uint32_t i, const Features& features) {
          x.ne[2] == 1 && x.ne[3] == 1 && x.nb[0] == 4 && x.nb[1] == o.nb[2];
 }
 
+// ---- A product's epilogue (Unit::rope, Unit::cache) ----
+
+// Nodes after a product that its epilogue may take over (llama: ROPE Q is 3
+// nodes after the Q product, V's cache write 4 after the V product).
+constexpr uint32_t kFoldWindow = 6;
+
+// Whether x is product p's output [N, T] seen as [D, N / D, T]: the same
+// bytes, contiguous F32, one batch.
+bool over_output(const pi_tensor& x, const pi_node& p) {
+  const pi_tensor& o = p.dst;
+  return x.type == kF32 && o.type == kF32 && x.buffer == o.buffer && x.offset == o.offset &&
+         o.nb[0] == 4 && o.nb[1] == 4 * static_cast<uint64_t>(o.ne[0]) && x.ne[0] > 0 &&
+         x.ne[0] * x.ne[1] == o.ne[0] && x.ne[2] == o.ne[1] && x.ne[3] == 1 && o.ne[2] == 1 &&
+         o.ne[3] == 1 && x.nb[0] == 4 && x.nb[1] == 4 * static_cast<uint64_t>(x.ne[0]) &&
+         x.nb[2] == o.nb[1];
+}
+
+// Whether node j may run in the dispatch of product i < j: independent of
+// every node between them (but `with`, which moves along), its output apart
+// from the product's bytes and from what it reads.
+bool movable(const pi_graph& g, uint32_t i, uint32_t j, uint32_t with = 0) {
+  const pi_node &p = g.nodes[i], &n = g.nodes[j];
+  for (uint32_t k = i + 1; k < j; ++k)
+    if (k != with && !independent(g.nodes[k], n)) return false;
+  return disjoint({&n.dst}, {&p.src[0], &p.src[1], &p.dst, &n.src[1], &n.src[2]});
+}
+
+// The CPY at j of exactly x into a float KV cache (as rope_cpy_at).
+bool cache_write_at(const pi_graph& g, uint32_t j, const pi_tensor& x) {
+  if (j >= g.n_nodes) return false;
+  const pi_node& c = g.nodes[j];
+  return c.op == PI_OP_CPY && same_tensor(c.src[0], x) && same_shape(c.dst, x) && cache_rows(c.dst);
+}
+
+// A ROPE the epilogue computes: normal mode (a pair is two consecutive
+// rows), F32 output in whole words, over product i's output.
+bool foldable_rope(const pi_graph& g, uint32_t i, uint32_t j) {
+  const pi_node& r = g.nodes[j];
+  return r.op == PI_OP_ROPE && r.i[0] == 0 && over_output(r.src[0], g.nodes[i]) &&
+         r.src[0].ne[0] % 2 == 0 && f32_words(r.dst) && same_shape(r.dst, r.src[0]) &&
+         movable(g, i, j);
+}
+
+// Sets u.rope and u.cache for product u.first where later nodes qualify: the
+// first ROPE or CPY over its output within kFoldWindow nodes, and for a
+// ROPE, the CPY of its output right after it.
+void fold_epilogue(const pi_graph& g, Unit& u) {
+  const uint32_t i = u.first, end = std::min(g.n_nodes, i + 1 + kFoldWindow);
+  for (uint32_t j = i + 1; j < end; ++j) {
+    const pi_node& n = g.nodes[j];
+    if (n.op == PI_OP_ROPE && over_output(n.src[0], g.nodes[i])) {
+      if (!foldable_rope(g, i, j)) return;
+      u.rope = j;
+      if (cache_write_at(g, j + 1, n.dst) && movable(g, i, j + 1, j) &&
+          disjoint({&g.nodes[j + 1].dst}, {&n.dst}))
+        u.cache = j + 1;
+      return;
+    }
+    if (cache_write_at(g, j, n.src[0]) && over_output(n.src[0], g.nodes[i])) {
+      if (movable(g, i, j)) u.cache = j;
+      return;
+    }
+  }
+}
+
+// The nodes that earlier products fold (at most two each, kFoldWindow
+// ahead): a few at a time, so a fixed array.
+class Folded {
+ public:
+  void add(uint32_t j) {
+    if (j != 0 && n_ < at_.size()) at_[n_++] = j;
+  }
+  bool has(uint32_t j) const {
+    return std::find(at_.begin(), at_.begin() + n_, j) != at_.begin() + n_;
+  }
+  // Forgets the nodes before i (the planner has passed them).
+  void pass(uint32_t i) {
+    n_ = static_cast<uint32_t>(
+        std::remove_if(at_.begin(), at_.begin() + n_, [i](uint32_t j) { return j < i; }) -
+        at_.begin());
+  }
+  bool full() const { return n_ + 2 > at_.size(); }
+
+ private:
+  std::array<uint32_t, 16> at_{};
+  uint32_t n_ = 0;
+};
+
 Unit unit_at(const pi_graph& g, uint32_t i) {
   if (add_norm_mul_at(g, i)) return {i, 3, UnitKind::kAddNormMul};
   if (norm_mul_at(g, i)) return {i, 2, UnitKind::kNormMul};
@@ -185,14 +274,30 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
   QuantizeRuns runs(g);
   uint32_t quantized = g.n_nodes;  // the product whose codes a fused unit wrote
   bool run_codes = false;          // whether the current run's products read codes
+  Folded folded;
   for (uint32_t i = 0; i < g.n_nodes;) {
+    folded.pass(i);
+    if (folded.has(i)) {
+      units.push_back({i, 1, UnitKind::kFolded});
+      runs.end(i + 1);
+      ++i;
+      continue;
+    }
     Unit u = features.fusion ? unit_at(g, i) : Unit{i, 1, UnitKind::kSingle};
+    for (uint32_t k = i + 1; k < i + u.count; ++k)
+      if (folded.has(k)) u = {i, 1, UnitKind::kSingle};  // a product's epilogue took node k
     const pi_node& n = g.nodes[i];
     if (u.kind == UnitKind::kSingle && features.prequant && matvec_int_dot(n, features)) {
       const bool fresh = runs.starts_run(i);
       if (fresh) run_codes = i == quantized || matvec_prequant(n, features);
       u.reads_codes = run_codes;
       u.quantize = fresh && run_codes && i != quantized;
+      if (features.fusion && u.reads_codes && matvec_direct(n, true) && matvec_direct_pairs(n) &&
+          !folded.full()) {
+        fold_epilogue(g, u);
+        folded.add(u.rope);
+        folded.add(u.cache);
+      }
     } else if (features.fusion && swiglu_quant_at(g, i, features)) {
       u.kind = UnitKind::kSwigluQuant;
       quantized = i + 1;

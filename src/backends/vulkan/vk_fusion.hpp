@@ -24,6 +24,9 @@ enum class UnitKind : uint8_t {
   // quantization dispatch computes it (shaders/quantize_q8.comp, SWIGLU 1),
   // writing the output and the product's codes; the product quantizes nothing.
   kSwigluQuant,
+  // A ROPE or CPY that an earlier product computes in its epilogue
+  // (Unit::rope, Unit::cache): no dispatch of its own.
+  kFolded,
 };
 
 // Most nodes in one unit (at most graph/memory_plan.hpp's kFuseWindow, which
@@ -57,6 +60,16 @@ struct Unit {
   // node, a MUL_MAT with 8-bit activations, reads: its dispatch also writes
   // that product's codes (shaders/norm.comp, flash_attn.comp USE_CODES).
   bool writes_codes = false;
+  // A product with 8-bit activations in shaders/mul_mat_vec_direct.comp,
+  // rows two per workgroup (Q4_0), that also does a later node's work from
+  // the sums it holds (0: none; no unit folds node 0): `rope`, a normal-mode
+  // ROPE over its output seen as [D, H, T], and/or `cache`, the CPY into a
+  // float KV cache of that ROPE's output or of its own (llama's Q; K and its
+  // cache write; V's cache write). The ROPE and the CPY are then kFolded
+  // units where they stand; each is moved only over nodes independent of
+  // it. A decode layer's ROPEs and cache writes thus need no dispatch and no
+  // barrier between the Q/K/V products and the attention.
+  uint32_t rope = 0, cache = 0;
 
   bool operator==(const Unit&) const = default;
 };

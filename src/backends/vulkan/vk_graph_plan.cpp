@@ -122,6 +122,8 @@ class Planner {
         case UnitKind::kSwigluQuant:
           add_quantize(u.first + 1, &g_.nodes[u.first]);
           break;
+        case UnitKind::kFolded:  // in an earlier product's dispatch
+          break;
       }
     }
   }
@@ -191,7 +193,7 @@ class Planner {
       plan_matvec_codes(n, dev_->features, u.reads_codes, &d.op);
     d.first = i;
     d.param_node = static_cast<int32_t>(i);
-    ByteRange reads[5];
+    ByteRange reads[7];
     size_t n_reads = 0;
     const Binding dst = bind_tensor(dev_, n.dst, 4, i, "dst");  // also every absent slot's
     for (int s = 0; s < static_cast<int>(kParamTensors); ++s) {
@@ -222,12 +224,49 @@ class Planner {
       d.slots[7] = scratch_binding(codes_);
       writes[n_writes++] = scratch_bytes(codes_);
     }
+    if (u.rope != 0 || u.cache != 0) n_writes += add_epilogue(u, d, reads, n_reads, writes + 1);
     if (vec_attn && d.op.extra[1] > 1) {
       n_writes += attn_splits(d, n, writes + n_writes);
     } else if (n.op == PI_OP_FLASH_ATTN) {
       d.op.extra[1] = 1;  // flash_attn.comp, or the vector kernel unsplit
     }
     finish(d, {reads, n_reads}, {writes, n_writes});
+  }
+
+  // A product's epilogue (vk_fusion.hpp's Unit::rope, Unit::cache) in the
+  // direct kernel's dispatch d: the ROPE's output in T_OUT0, the cache view in
+  // T_OUT1, the positions in T_SRC3 and the freq factors in T_SRC1 (the kernel
+  // reads codes, not src1); the ROPE's parameter words. Adds the reads at
+  // reads[n_reads], the writes at `writes`; returns how many writes.
+  size_t add_epilogue(const Unit& u, DispatchPlan& d, ByteRange* reads, size_t& n_reads,
+                      ByteRange* writes) {
+    const pi_node* rope = u.rope != 0 ? &g_.nodes[u.rope] : nullptr;
+    const pi_node* cpy = u.cache != 0 ? &g_.nodes[u.cache] : nullptr;
+    plan_matvec_epilogue(rope != nullptr, cpy ? static_cast<int>(cpy->dst.type) : -1, &d.op);
+    d.folded = {u.rope, u.cache};
+    size_t n = 0;
+    if (rope) {
+      const OpPlan rope_op = plan_checked(u.rope);
+      d.op.extra = rope_op.extra;
+      d.param_node = static_cast<int32_t>(u.rope);
+      d.tensors[5] = rope->dst;
+      d.tensors[3] = rope->src[1];
+      bind_slot(d, 5, 4, "ROPE dst");
+      bind_slot(d, 3, 4, "positions");
+      reads[n_reads++] = tensor_bytes(rope->src[1]);
+      writes[n++] = tensor_bytes(rope->dst);
+      if (used(*rope, 2)) {
+        d.tensors[1] = rope->src[2];
+        bind_slot(d, 1, 4, "freq factors");
+        reads[n_reads++] = tensor_bytes(rope->src[2]);
+      }
+    }
+    if (cpy) {
+      d.tensors[6] = cpy->dst;
+      bind_slot(d, 6, 4, "cache");
+      writes[n++] = tensor_bytes(cpy->dst);
+    }
+    return n;
   }
 
   // The counts of every FLASH_ATTN that may split its cache (below), one block

@@ -163,7 +163,7 @@ void plan_direct(const pi_node& n, const Features& feat, OpPlan* p) {
   const bool qk = w.type != kQ4_0;  // two units per item
   const uint64_t items = static_cast<uint64_t>(w.ne[0]) / (qk ? 64 : 32);
   const uint32_t wg = static_cast<uint32_t>(std::clamp<uint64_t>(std::bit_ceil(items), 32, 64));
-  const uint32_t rows = qk ? 1 : 2;
+  const uint32_t rows = qk ? 1 : 2;  // matvec_direct_pairs
   const uint32_t pieces = w.type == kQ4_K && (w.offset | w.nb[1]) % 16 == 0 ? 1 : 0;
   const uint64_t groups = (static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows;
   *p = {subgroup_reduce(feat, wg) ? "mul_mat_vec_direct_subgroup" : "mul_mat_vec_direct",
@@ -236,6 +236,20 @@ bool matvec_int_dot(const pi_node& n, const Features& features) {
 bool matvec_prequant(const pi_node& n, const Features& features) {
   return features.prequant && matvec_int_dot(n, features) &&
          n.src[0].ne[0] >= features.prequant_min_k;
+}
+
+bool matvec_direct(const pi_node& n, bool codes) {
+  return direct_format(n, codes);
+}
+
+bool matvec_direct_pairs(const pi_node& n) {
+  return n.src[0].type == kQ4_0;  // plan_direct's rows
+}
+
+void plan_matvec_epilogue(bool rope, int cache_type, OpPlan* p) {
+  p->spec[6] = rope ? 1 : 0;
+  p->spec[7] = static_cast<uint32_t>(cache_type + 1);
+  p->n_spec = 8;
 }
 
 void plan_matvec(const pi_node& n, const Features& features, OpPlan* p) {

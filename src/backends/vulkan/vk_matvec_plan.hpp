@@ -19,6 +19,21 @@ void plan_matvec(const pi_node& n, const Features& features, OpPlan* p);
 // Unit::reads_codes).
 void plan_matvec_codes(const pi_node& n, const Features& features, bool codes, OpPlan* p);
 
+// Whether a MUL_MAT node that reads codes from src2 (`codes`, already
+// checked with matvec_int_dot) runs in shaders/mul_mat_vec_direct.comp: Q4_0,
+// Q4_K or Q6_K rows at even (Q4_K: word) byte offsets, one batch.
+bool matvec_direct(const pi_node& n, bool codes);
+
+// Whether the direct kernel takes node n's rows two per workgroup (Q4_0),
+// so that a ROPE pair, two consecutive rows, lies in one workgroup.
+bool matvec_direct_pairs(const pi_node& n);
+
+// Turns the direct kernel's plan *p (plan_matvec_codes, where matvec_direct
+// holds; with `rope`, matvec_direct_pairs too) into one whose epilogue also
+// does a later node's work (vk_fusion.hpp's Unit::rope, Unit::cache): spec
+// constants ROPE and CACHE (`cache_type` + 1, or 0 with no cache write).
+void plan_matvec_epilogue(bool rope, int cache_type, OpPlan* p);
+
 // Whether a MUL_MAT node runs with 8-bit activations (integer dot products);
 // with features.prequant it then reads them as the blocks of
 // shaders/quantize_q8.comp from its src2 binding (vk_fusion.hpp).

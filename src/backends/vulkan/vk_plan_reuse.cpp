@@ -199,24 +199,30 @@ void PlanReuse::remember(const pi_graph& g, const GraphPlan& plan, const Feature
   for (uint32_t i = 0; i < plan.dispatches.size(); ++i) {
     const DispatchPlan& d = plan.dispatches[i];
     const size_t before = sites_.size();
-    for (uint32_t j = d.first; j < d.first + std::max(d.count, 1u) && j < g.n_nodes; ++j) {
-      const pi_node& n = g.nodes[j];
-      for (int t = 0; t < 5; ++t) {
-        if (decode_fields(n, t) == 0 || (t < 4 && static_cast<uint32_t>(t) >= n.n_src)) continue;
-        const pi_tensor& x = tensor_at(n, t);
-        if (x.buffer == nullptr) continue;
-        const auto tn = static_cast<uint8_t>(t);
-        for (int s = 0; s < static_cast<int>(kParamTensors); ++s)
-          if (fusion::same_tensor(d.tensors[s], x)) sites_.push_back({i, j, tn, int8_t(s), -1});
-        const ByteRange r = tensor_bytes(x);
-        for (int k = 0; k < d.n_reads + d.n_writes; ++k) {
-          const ByteRange& q = d.ranges[k];
-          if (q.buffer == r.buffer && q.lo == r.lo && q.hi == r.hi)
-            sites_.push_back({i, j, tn, -1, int8_t(k)});
-        }
-      }
-    }
+    for (uint32_t j = d.first; j < d.first + std::max(d.count, 1u) && j < g.n_nodes; ++j)
+      add_sites(g, d, i, j);
+    for (uint32_t j : d.folded)  // a product's epilogue: its cache write
+      if (j != 0) add_sites(g, d, i, j);
     if (sites_.size() != before) field_dispatches_.push_back(i);
+  }
+}
+
+// The sites of node j's decode-field tensors in dispatch i (d).
+void PlanReuse::add_sites(const pi_graph& g, const DispatchPlan& d, uint32_t i, uint32_t j) {
+  const pi_node& n = g.nodes[j];
+  for (int t = 0; t < 5; ++t) {
+    if (decode_fields(n, t) == 0 || (t < 4 && static_cast<uint32_t>(t) >= n.n_src)) continue;
+    const pi_tensor& x = tensor_at(n, t);
+    if (x.buffer == nullptr) continue;
+    const auto tn = static_cast<uint8_t>(t);
+    for (int s = 0; s < static_cast<int>(kParamTensors); ++s)
+      if (fusion::same_tensor(d.tensors[s], x)) sites_.push_back({i, j, tn, int8_t(s), -1});
+    const ByteRange r = tensor_bytes(x);
+    for (int k = 0; k < d.n_reads + d.n_writes; ++k) {
+      const ByteRange& q = d.ranges[k];
+      if (q.buffer == r.buffer && q.lo == r.lo && q.hi == r.hi)
+        sites_.push_back({i, j, tn, -1, int8_t(k)});
+    }
   }
 }
 

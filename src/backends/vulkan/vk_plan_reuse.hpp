@@ -46,6 +46,7 @@ class PlanReuse {
   bool refresh(pi_device dev, const pi_graph& g, GraphPlan* plan) const;
   bool refresh_sites(pi_device dev, const pi_graph& g, GraphPlan* plan) const;
   void remember(const pi_graph& g, const GraphPlan& plan, const Features& features);
+  void add_sites(const pi_graph& g, const DispatchPlan& d, uint32_t i, uint32_t j);
 
   std::vector<uint64_t> signature_;    // the last planned graph's words (vk_plan_reuse.cpp)
   std::vector<uint32_t> field_nodes_;  // nodes with decode fields

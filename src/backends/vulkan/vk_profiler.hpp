@@ -8,6 +8,7 @@
 #pragma once
 #include <vulkan/vulkan.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -46,6 +47,7 @@ class Profiler {
   struct Dispatch {
     uint32_t first, count;
     const char* shader;
+    std::array<uint32_t, 2> folded;  // DispatchPlan::folded
   };
   // The key every dispatch is summed under, in order.
   static std::vector<std::string> dispatch_keys(const pi_graph& g,

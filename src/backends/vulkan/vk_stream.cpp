@@ -343,7 +343,8 @@ pi_stream_s::Pending pi_stream_s::planned(const pi_graph& g, const char** action
   p.recording->params_epoch = reuse_.epoch();
   if (p.recording->queries) {
     std::vector<polyinfer::vk::Profiler::Dispatch> dispatches;
-    for (const auto& d : plan.dispatches) dispatches.push_back({d.first, d.count, d.op.shader});
+    for (const auto& d : plan.dispatches)
+      dispatches.push_back({d.first, d.count, d.op.shader, d.folded});
     p.profile_keys = polyinfer::vk::Profiler::dispatch_keys(g, dispatches);
   }
   ++p.recording->in_flight;

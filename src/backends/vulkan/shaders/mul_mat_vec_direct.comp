@@ -18,6 +18,10 @@
 // (mul_mat_vec_staged.comp) takes the row in segments, each through shared
 // memory and two barriers, here a pass has all its bytes in flight at once
 // and no barrier. Layouts as include/polyinfer/quant_blocks.hpp.
+// With ROPE or CACHE (vk_fusion.hpp's Unit::rope and Unit::cache: a later
+// ROPE over the output and/or the CPY of it into the KV cache), the
+// epilogue also writes those nodes' outputs from the sums it holds, so that
+// neither needs a dispatch or a barrier of its own (epilogue() below).
 #include "common.glsl"
 #include "blocks.glsl"
 layout(local_size_x_id = 3) in;
@@ -25,6 +29,8 @@ layout(constant_id = 0) const uint WTYPE = 2u;  // Q4_0 (2), Q4_K (12) or Q6_K (
 layout(constant_id = 1) const uint NCOLS = 1u;
 layout(constant_id = 4) const uint ROWS = 2u;
 layout(constant_id = 5) const bool PIECES = false;  // Q4_K rows 16-byte aligned: 3 uvec4 per item
+layout(constant_id = 6) const bool ROPE = false;    // Unit::rope: normal mode, ROWS even
+layout(constant_id = 7) const uint CACHE = 0u;      // Unit::cache: 0, or the cache's type + 1
 const uint WG = gl_WorkGroupSize.x;
 const uint NSUMS = ROWS * NCOLS;
 const bool QK = WTYPE == 12u, Q6 = WTYPE == 14u;
@@ -39,6 +45,7 @@ float acc[NSUMS];
 #include "unit.glsl"
 #include "unit_dot_q8.glsl"
 #include "reduce.glsl"
+#include "rope_pair.glsl"
 
 uint word(uint i) { return bufs[T_SRC0].w[i]; }
 
@@ -109,6 +116,35 @@ uint item_block(uint q, uint u) {
   return ITEM_UNITS * q + u;
 }
 
+// Row n of column c, whose sum v invocation t holds, as element e = n % D
+// of head n / D of token c: the folded ROPE's output (slot T_OUT0, [D, H, T];
+// its positions in T_SRC3, freq factors in T_SRC1, parameters the ROPE
+// node's) and/or the KV cache view (T_OUT1, [D, H, T], type CACHE - 1). A
+// pair (e, e + 1) is rotated by the invocation of e, which reads the sum of
+// row n + 1 from red[] (the host makes ROWS even, so both rows are this
+// workgroup's).
+void epilogue(uint n, uint c, float v, uint t) {
+  const uint D = ROPE ? t_ne(T_OUT0, 0u) : t_ne(T_OUT1, 0u), e = n % D, h = n / D;
+  const uint crow = t_off(T_OUT1) + h * t_nb(T_OUT1, 1u) + c * t_nb(T_OUT1, 2u);
+  if (!ROPE) {
+    cache_store(1u, CACHE, crow, e, v);
+    return;
+  }
+  const uint yrow = t_off(T_OUT0) + h * t_nb(T_OUT0, 1u) + c * t_nb(T_OUT0, 2u);
+  vec2 y = vec2(v, 0.0);
+  const uint n_rot = uint(p_i(1u)), pair = e < n_rot ? 2u : 1u;
+  if (pair == 2u) {
+    if ((e & 1u) != 0u) return;
+    const vec2 cs = rope_cos_sin(e / 2u, c, T_SRC3, T_SRC1);
+    const float x1 = red[t + NCOLS][0];
+    y = vec2(v * cs.x - x1 * cs.y, v * cs.y + x1 * cs.x);
+  }
+  for (uint k = 0u; k < pair; ++k) {
+    outs[0].w[(yrow + 4u * (e + k)) >> 2] = floatBitsToUint(y[k]);
+    if (CACHE != 0u) cache_store(1u, CACHE, crow, e + k, y[k]);
+  }
+}
+
 void main() {
   const uint N = t_ne(T_DST, 0u), row_groups = (N + ROWS - 1u) / ROWS, o = wg_index();
   if (o >= row_groups) return;  // uniform per workgroup
@@ -138,9 +174,13 @@ void main() {
   }
 
   reduce_sums();
+  if (ROPE) barrier();  // the pair's other sum is another invocation's red[]
   const uint t = gl_LocalInvocationID.x;
   if (t < NSUMS) {
     const uint r = t / NCOLS, c = t % NCOLS;
-    if (r < valid) stf(t_off(T_DST) + 4u * (n0 + r) + c * t_nb(T_DST, 1u), red[t][0]);
+    if (r < valid) {
+      stf(t_off(T_DST) + 4u * (n0 + r) + c * t_nb(T_DST, 1u), red[t][0]);
+      if (ROPE || CACHE != 0u) epilogue(n0 + r, c, red[t][0], t);
+    }
   }
 }
