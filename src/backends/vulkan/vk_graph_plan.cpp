@@ -207,7 +207,8 @@ class Planner {
     }
     if (n.op == PI_OP_MUL_MAT) d.op.spec[2] = activations_vec4(d.slots[1], n.src[1]) ? 1 : 0;
     const bool vec_attn = n.op == PI_OP_FLASH_ATTN && attn_vec(n, d.slots);
-    if (vec_attn) d.op.shader = "flash_attn_vec";
+    const bool sub = dev_->features.subgroup_arith;
+    if (vec_attn) d.op.shader = sub ? "flash_attn_vec_subgroup" : "flash_attn_vec";
     if (u.reads_codes) {
       // The codes of src1 that the last quantization wrote (vk_fusion.hpp).
       d.tensors[2] = scratch_tensor(n.src[1]);
@@ -219,7 +220,9 @@ class Planner {
     if (u.writes_codes) {  // FLASH_ATTN: the next product's codes (vk_fusion.hpp)
       const pi_tensor& act = g_.nodes[i + 1].src[1];
       new_codes(act);
-      d.op.shader = vec_attn ? "flash_attn_vec_codes" : "flash_attn_codes";
+      d.op.shader = !vec_attn ? "flash_attn_codes"
+                    : sub     ? "flash_attn_vec_codes_subgroup"
+                              : "flash_attn_vec_codes";
       d.tensors[7] = scratch_tensor(act);
       d.slots[7] = scratch_binding(codes_);
       writes[n_writes++] = scratch_bytes(codes_);

@@ -26,6 +26,9 @@
 // Softmax with a running max: Milakov & Gimelshein, "Online normalizer
 // calculation for softmax" (2018); FlashAttention: Dao et al. (2022).
 #include "common.glsl"
+#ifdef USE_SUBGROUP
+#extension GL_KHR_shader_subgroup_arithmetic : enable
+#endif
 layout(local_size_x = 256) in;
 
 const uint WG = 256u, R = 4u;
@@ -42,6 +45,9 @@ shared float qv[256];   // the head's output (USE_CODES)
 shared bool merging;    // this workgroup finished its (token, head) last
 shared float red[8u * WG];  // partial dots (C L <= R WG), then the slots' sums (P D = 8 WG)
 shared float sp[WG];    // the chunk's scores (C <= WG for D >= 32)
+#ifdef USE_SUBGROUP
+shared float smax[WG];  // each subgroup's largest score of the chunk
+#endif
 
 #include "attn_out.glsl"
 
@@ -134,15 +140,28 @@ void main() {
       }
     }
     barrier();
+    float score = NEG_INF;
     if (i < C) {
       float s = 0.0;
       for (uint k = 0u; k < L; ++k) s += red[i * L + k];
       sp[i] = s;
+      score = s;
     }
+#ifdef USE_SUBGROUP
+    // 3. The chunk's max, the same in every invocation: each subgroup's,
+    // then theirs (a loop over the C scores in shared memory is C dependent
+    // steps in every invocation).
+    score = subgroupMax(score);
+    if (gl_SubgroupInvocationID == 0u) smax[gl_SubgroupID] = score;
+    barrier();
+    float cmax = NEG_INF;
+    for (uint g = 0u; g < gl_NumSubgroups; ++g) cmax = max(cmax, smax[g]);
+#else
     barrier();
     // 3. The chunk's max: the same in every invocation.
     float cmax = NEG_INF;
     for (uint k = 0u; k < C; ++k) cmax = max(cmax, sp[k]);
+#endif
     const float m_new = max(m, cmax);
     if (!is_neg_inf(m_new)) {  // uniform
       const float corr = is_neg_inf(m) ? 0.0 : exp_acc(m - m_new);
