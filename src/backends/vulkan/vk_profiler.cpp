@@ -91,21 +91,17 @@ std::string dispatch_key(const pi_graph& g, const Profiler::Dispatch& d) {
     return buf;
   }
   const pi_node& last = g.nodes[d.first + d.count - 1];
-  if (d.count == 1) {
-    // A SWIGLU that the quantization of its output computes (kSwigluQuant);
-    // a product with the ROPE and/or cache write it folds (Unit::rope, cache).
-    const bool quantizes = std::strcmp(d.shader, "quantize_q8") == 0;
-    std::string key = (quantizes ? "QUANTIZE_Q8+" : "") + node_key(last, d.shader);
-    std::string folded;
-    for (uint32_t j : d.folded)
-      if (j != 0) folded += std::string("+") + pi_op_name(g.nodes[j].op);
-    return key.insert(std::strlen(pi_op_name(last.op)) + (quantizes ? 12 : 0), folded);
-  }
+  // A SWIGLU that the quantization of its output computes (kSwigluQuant).
+  if (d.count == 1 && std::strcmp(d.shader, "quantize_q8") == 0)
+    return "QUANTIZE_Q8+" + node_key(last, d.shader);
+  // The unit's ops, then those a product's epilogue folds (Unit::rope, Unit::cache).
   std::string key;
   for (uint32_t k = 0; k < d.count; ++k) {
     if (k > 0) key += '+';
     key += pi_op_name(g.nodes[d.first + k].op);
   }
+  for (uint32_t j : d.folded)
+    if (j != 0) key += std::string("+") + pi_op_name(g.nodes[j].op);
   const std::string tail = node_key(last, d.shader);
   return key + tail.substr(std::strlen(pi_op_name(last.op)));
 }
