@@ -212,6 +212,25 @@ TEST(VkFusion, NormCodesNeedTheSharedMemory) {
   EXPECT_EQ(reading(u), (std::vector<uint32_t>{3, 4, 5}));
 }
 
+// Rows of 4,096 values and more take workgroups of 1,024 where the device
+// has them (4 values each), shorter rows 256; R is the power of two that
+// holds the row, at most kMaxFusedNormRow in all.
+TEST(VkFusion, FusedNormWorkgroupAndValues) {
+  Features f = features();
+  f.max_workgroup = 1024;
+  EXPECT_EQ(fused_norm_workgroup(4096, f), 1024u);
+  EXPECT_EQ(fused_norm_workgroup(8192, f), 1024u);
+  EXPECT_EQ(fused_norm_workgroup(2048, f), 256u);
+  f.max_workgroup = 512;
+  EXPECT_EQ(fused_norm_workgroup(4096, f), 256u);
+  EXPECT_EQ(fused_norm_values(4096, 1024), 4u);
+  EXPECT_EQ(fused_norm_values(4000, 1024), 4u);
+  EXPECT_EQ(fused_norm_values(8192, 1024), 8u);
+  EXPECT_EQ(fused_norm_values(2048, 256), 8u);
+  EXPECT_EQ(fused_norm_values(2080, 256), 16u);
+  EXPECT_EQ(fused_norm_values(8192, 256), 32u);
+}
+
 TEST(VkFusion, FusionOffIsOneUnitPerNode) {
   const std::vector<Unit> u = plan(attention_nodes(), features(false, false));
   ASSERT_EQ(u.size(), 10u);

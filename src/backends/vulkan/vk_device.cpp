@@ -1,5 +1,6 @@
 #include "backends/vulkan/vk_device.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "backends/vulkan/vk_check.hpp"
@@ -16,6 +17,8 @@ pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
   vkGetPhysicalDeviceProperties2(pd, &p2);
   limits = p2.properties.limits;
   features.max_shared = limits.maxComputeSharedMemorySize;
+  features.max_workgroup =
+      std::min(limits.maxComputeWorkGroupInvocations, limits.maxComputeWorkGroupSize[0]);
   features.subgroup_size = sg.subgroupSize;
   // The subgroup reduction needs arithmetic ops in compute shaders and a
   // workgroup of 64 that splits into at most 64 subgroups (any size >= 1 does).

@@ -33,6 +33,9 @@ struct Features {
   // cost more than the workgroups' own quantizing.
   uint32_t prequant_min_k = 4096;
   uint32_t max_shared = 16384;  // maxComputeSharedMemorySize (bytes)
+  // Most invocations of a one-dimensional workgroup (the smaller of
+  // maxComputeWorkGroupInvocations and maxComputeWorkGroupSize[0]).
+  uint32_t max_workgroup = 128;
 };
 
 }  // namespace polyinfer::vk

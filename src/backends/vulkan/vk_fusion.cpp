@@ -117,8 +117,9 @@ bool norm_codes_at(const pi_graph& g, const Unit& u, const Features& features) {
   if (next >= g.n_nodes) return false;
   const pi_node &mul = g.nodes[next - 1], &m = g.nodes[next];
   // The shader's shared memory: the row (and a pad per 32 values), the sums.
-  const uint64_t values = 256 * uint64_t{fused_norm_values(mul.dst.ne[0])};
-  const uint64_t shared = 4 * (values + values / 32) + 4 * 256;
+  const uint32_t wg = fused_norm_workgroup(mul.dst.ne[0], features);
+  const uint64_t values = uint64_t{wg} * fused_norm_values(mul.dst.ne[0], wg);
+  const uint64_t shared = 4 * (values + values / 32) + 4 * uint64_t{wg};
   return m.op == PI_OP_MUL_MAT && matvec_int_dot(m, features) && same_tensor(m.src[1], mul.dst) &&
          mul.dst.ne[0] % 32 == 0 && shared <= features.max_shared;
 }
@@ -263,9 +264,13 @@ class QuantizeRuns {
 
 }  // namespace
 
-uint32_t fused_norm_values(int64_t k) {
-  const uint64_t per = (static_cast<uint64_t>(std::max<int64_t>(k, 1)) + 255) / 256;
-  return static_cast<uint32_t>(std::min<uint64_t>(std::bit_ceil(per), kMaxFusedNormRow / 256));
+uint32_t fused_norm_workgroup(int64_t k, const Features& features) {
+  return k >= 4096 && features.max_workgroup >= 1024 ? 1024 : 256;
+}
+
+uint32_t fused_norm_values(int64_t k, uint32_t wg) {
+  const uint64_t per = (static_cast<uint64_t>(std::max<int64_t>(k, 1)) + wg - 1) / wg;
+  return static_cast<uint32_t>(std::min<uint64_t>(std::bit_ceil(per), kMaxFusedNormRow / wg));
 }
 
 std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {

@@ -37,12 +37,21 @@ constexpr uint32_t kMaxUnitNodes = 3;
 // values per invocation of 256).
 constexpr int64_t kMaxFusedNormRow = 8192;
 
+// The fused norm's workgroup (shaders/norm.comp's WG) for rows of k values:
+// 1,024 invocations for rows of 4,096 and more where the device has them,
+// else 256. A decode step's norm is one workgroup whose every step is
+// latency. On the H200 (session 30, tg128, two rounds) llama-8b Q4_K_M's
+// graph took 3,709 us against 3,824 with 256 (4 values per invocation, not
+// 16); with 1,024 for rows of 2,048, llama-1b Q4_0 took 965 us against 960
+// and Q4_K_M 1,186 against 1,165.
+uint32_t fused_norm_workgroup(int64_t k, const Features& features);
+
 // R of shaders/norm.comp for a fused row of k values (at most
-// kMaxFusedNormRow): values per invocation of 256, the power of two that
-// holds the row. Registers for this row, not the longest: on the H200
-// (session 9) llama-1b Q4_0 tg128 334.6 tok/s against 279.9 with R = 32 for
-// its rows of 2,048 values.
-uint32_t fused_norm_values(int64_t k);
+// kMaxFusedNormRow) in workgroups of wg: values per invocation, the power of
+// two that holds the row. Registers for this row, not the longest: on the
+// H200 (session 9) llama-1b Q4_0 tg128 334.6 tok/s against 279.9 with R = 32
+// for its rows of 2,048 values.
+uint32_t fused_norm_values(int64_t k, uint32_t wg);
 
 struct Unit {
   uint32_t first = 0;  // index of the unit's first node

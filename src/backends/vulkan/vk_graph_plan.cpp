@@ -368,8 +368,9 @@ class Planner {
     const pi_node& mul = g_.nodes[u.first + u.count - 1];
     DispatchPlan& d = new_dispatch();
     d.op = norm_op;
-    d.op.spec = {add ? 2u : 1u, fused_norm_values(norm.dst.ne[0])};
-    d.op.n_spec = 2;
+    const uint32_t wg = fused_norm_workgroup(norm.dst.ne[0], dev_->features);
+    d.op.spec = {add ? 2u : 1u, fused_norm_values(norm.dst.ne[0], wg), wg};
+    d.op.n_spec = 3;
     if (u.writes_codes)
       d.op.shader = dev_->features.subgroup_arith ? "norm_codes_subgroup" : "norm_codes";
     d.first = u.first;

@@ -1,5 +1,6 @@
 #version 450
-// RMS_NORM (host word 0 = 0) and NORM (= 1): one workgroup of 256 per row. A
+// RMS_NORM (host word 0 = 0) and NORM (= 1): one workgroup of WG per row (256;
+// a fused norm: vk_fusion.hpp's fused_norm_workgroup, 1,024 for long rows). A
 // row of up to WG * R values is read once into registers (a decode step's
 // 2048..8192-value rows took one 64-wide workgroup looping over the row three
 // times); longer rows read the rest again in each pass. Sums: subgroupAdd plus
@@ -16,8 +17,8 @@
 #endif
 layout(constant_id = 0) const uint FUSE = 0u;
 layout(constant_id = 1) const uint R = 16u;
-const uint WG = 256u;
-layout(local_size_x = 256) in;
+layout(local_size_x = 256, local_size_x_id = 2) in;
+const uint WG = gl_WorkGroupSize.x;  // a power of two
 
 // The fused dispatch's norm (outs[0], slot T_OUT0), sum (outs[1], T_OUT1)
 // and, with USE_CODES, the next product's codes (outs[2], T_OUT2).
