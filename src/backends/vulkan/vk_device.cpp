@@ -25,6 +25,9 @@ pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
   features.subgroup_arith = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                             (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
                             sg.subgroupSize >= 1;
+  features.subgroup_lanes8 = features.subgroup_arith &&
+                             (sg.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
+                             sg.subgroupSize >= 8 && sg.subgroupSize <= 64;
 
   timestamps = polyinfer::vk::timestamp_caps(pd, family);
   poll_fences = p2.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;

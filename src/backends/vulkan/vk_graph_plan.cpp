@@ -220,9 +220,9 @@ class Planner {
     if (u.writes_codes) {  // FLASH_ATTN: the next product's codes (vk_fusion.hpp)
       const pi_tensor& act = g_.nodes[i + 1].src[1];
       new_codes(act);
-      d.op.shader = !vec_attn ? "flash_attn_codes"
-                    : sub     ? "flash_attn_vec_codes_subgroup"
-                              : "flash_attn_vec_codes";
+      d.op.shader = !vec_attn                        ? "flash_attn_codes"
+                    : dev_->features.subgroup_lanes8 ? "flash_attn_vec_codes_subgroup"
+                                                     : "flash_attn_vec_codes";
       d.tensors[7] = scratch_tensor(act);
       d.slots[7] = scratch_binding(codes_);
       writes[n_writes++] = scratch_bytes(codes_);
@@ -372,7 +372,7 @@ class Planner {
     d.op.spec = {add ? 2u : 1u, fused_norm_values(norm.dst.ne[0], wg), wg};
     d.op.n_spec = 3;
     if (u.writes_codes)
-      d.op.shader = dev_->features.subgroup_arith ? "norm_codes_subgroup" : "norm_codes";
+      d.op.shader = dev_->features.subgroup_lanes8 ? "norm_codes_subgroup" : "norm_codes";
     d.first = u.first;
     d.count = u.count;
     d.param_node = static_cast<int32_t>(u.first + u.count - 2);

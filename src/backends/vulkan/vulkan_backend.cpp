@@ -158,7 +158,10 @@ pi_status device_open(int index, const char* options, pi_device* out) {
     check(vkCreateDevice(pd, &di, nullptr, &device), "vkCreateDevice");
     try {
       *out = new pi_device_s(pd, device, static_cast<uint32_t>(family));
-      if (!option_on(options, "subgroup")) (*out)->features.subgroup_arith = false;
+      if (!option_on(options, "subgroup")) {
+        (*out)->features.subgroup_arith = false;
+        (*out)->features.subgroup_lanes8 = false;
+      }
       (*out)->features.int_dot = int_dot;
       (*out)->features.coopmat = coopmat;
       (*out)->host_import = host_import;

@@ -4,7 +4,8 @@
 // row of up to WG * R values is read once into registers (a decode step's
 // 2048..8192-value rows took one 64-wide workgroup looping over the row three
 // times); longer rows read the rest again in each pass. Sums: subgroupAdd plus
-// one shared step (USE_SUBGROUP), or a shared tree.
+// one shared step (USE_SUBGROUP), or a shared tree. USE_CODES: the next
+// product's codes, with USE_SUBGROUP eight invocations per block (q8_lanes.glsl).
 // FUSE (vk_fusion.hpp) 1: RMS_NORM(x = src0) and MUL(norm, w = src2), the
 // norm to slot T_OUT0 and the product to dst; 2: and before them ADD(src0,
 // src1), the sum to T_OUT1. The host checks that no output shares bytes with
@@ -50,6 +51,9 @@ float sum_all(float v) {
 
 #ifdef USE_CODES
 #include "q8_block.glsl"
+#ifdef USE_SUBGROUP
+#include "q8_lanes.glsl"
+#endif
 // The row's MUL output, a float per value and a pad after every 32, so that
 // the invocations that read a block each hit different banks.
 shared float row_vals[WG * R + WG * R / 32u];
@@ -67,6 +71,18 @@ void store_codes(uint r, uint K, float y[R]) {
   }
   barrier();
   const uint nb = K / 32u, o = (t_off(T_OUT2) >> 2) + 12u * r * nb;
+#ifdef USE_SUBGROUP
+  // Eight lanes per block (q8_lanes.glsl); K / 4 is a multiple of 8 and WG
+  // of 8, so a block's eight lanes loop together. With the padding, the 32
+  // lanes of four blocks read 32 different banks.
+  for (uint g = lane_index(); g < K / 4u; g += WG) {
+    const uint blk = g / 8u, j = g % 8u, b = 33u * blk + 4u * j;
+    const uvec2 w =
+        quantize_lanes(vec4(row_vals[b], row_vals[b + 1u], row_vals[b + 2u], row_vals[b + 3u]), j);
+    outs[2].w[o + 12u * blk + j] = w.x;
+    if (j < 4u) outs[2].w[o + 12u * blk + 8u + j] = w.y;
+  }
+#else
   for (uint blk = t; blk < nb; blk += WG) {
     vec4 x[8];
     const uint b = 33u * blk;
@@ -76,6 +92,7 @@ void store_codes(uint r, uint K, float y[R]) {
     const Q8Block q = quantize_block(x);
     [[unroll]] for (uint j = 0u; j < 12u; ++j) outs[2].w[o + 12u * blk + j] = q8_word(q, j);
   }
+#endif
 }
 #endif
 
