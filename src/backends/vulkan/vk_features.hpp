@@ -9,9 +9,10 @@ struct Features {
   bool subgroup_arith = false;  // subgroupAdd in compute shaders
   uint32_t subgroup_size = 0;
   // With subgroup_arith: shuffles in compute shaders and subgroups of 8 to 64
-  // invocations (so that the workgroups that use them, of 256 or 1,024, are
-  // whole subgroups): the fused norms' and the decode attention's 8-bit codes
-  // made by eight invocations per block (shaders/q8_lanes.glsl).
+  // invocations (so that the workgroups that use them, of 64, 256 or 1,024, are
+  // whole subgroups): the 8-bit codes of the fused norms, the decode attention
+  // and SWIGLU + quantize made by eight invocations per block
+  // (shaders/q8_lanes.glsl).
   bool subgroup_lanes8 = false;
   // VK_KHR_shader_integer_dot_product enabled: 8-bit activations in the
   // matrix-vector kernel.

@@ -331,7 +331,12 @@ class Planner {
     const uint64_t blocks = new_codes(act);
     DispatchPlan& d = new_dispatch();
     const uint64_t invocations = swiglu ? 32 * blocks : blocks;
-    d.op = {"quantize_q8", {swiglu ? 1u : 0u}, 1, (invocations + 63) / 64, {}};
+    const bool lanes = swiglu && dev_->features.subgroup_lanes8;
+    d.op = {lanes ? "quantize_q8_subgroup" : "quantize_q8",
+            {swiglu ? 1u : 0u},
+            1,
+            (invocations + 63) / 64,
+            {}};
     d.first = swiglu ? i - 1 : i;
     d.count = swiglu ? 1 : 0;
     d.tensors.fill(scratch_tensor(act));

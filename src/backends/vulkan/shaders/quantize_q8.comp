@@ -9,10 +9,15 @@
 // SWIGLU 1 (vk_fusion.hpp's kSwigluQuant): the activations are SWIGLU(gate =
 // src0, up = src1), computed as binary.comp computes them and also written to
 // slot T_OUT0 (F32 rows in whole words, apart from the inputs: the host
-// checks); an invocation per value, so the grid is the values / 64.
+// checks); an invocation per value, so the grid is the values / 64; with
+// USE_SUBGROUP (Features::subgroup_lanes8) eight of them quantize each block
+// (q8_lanes.glsl).
 #include "common.glsl"
 #include "rows.glsl"
 #include "q8_block.glsl"
+#ifdef USE_SUBGROUP
+#include "q8_lanes.glsl"
+#endif
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint SWIGLU = 0u;
 
@@ -32,7 +37,12 @@ shared float values[64];
 // invocation had 7 workgroups for a 14,336-value row, each walking its 32
 // values' exponentials in turn: slower than the separate dispatches).
 void swiglu_main() {
-  const uint K = t_ne(T_SRC0, 0u), t = gl_LocalInvocationID.x;
+#ifdef USE_SUBGROUP
+  const uint t = lane_index();  // then the first 16 quantize the two blocks (q8_lanes.glsl)
+#else
+  const uint t = gl_LocalInvocationID.x;
+#endif
+  const uint K = t_ne(T_SRC0, 0u);
   const uint idx = wg_index() * 64u + t, total = n_rows(T_SRC0) * K;
   float y = 0.0;
   if (idx < total) {
@@ -43,12 +53,24 @@ void swiglu_main() {
   }
   values[t] = y;
   barrier();
+#ifdef USE_SUBGROUP
+  // Places 0..15: block t / 8 of the two, values 4 (t % 8) .. + 3, a block's
+  // eight going on or returning together (the total is a multiple of 32).
+  const uint first = wg_index() * 64u + 32u * (t / 8u);
+  if (t >= 16u || first >= total) return;
+  const uint j = t % 8u, v = 32u * (t / 8u) + 4u * j;
+  const uvec2 w = quantize_lanes(vec4(values[v], values[v + 1u], values[v + 2u], values[v + 3u]), j);
+  const uint o = (t_off(T_DST) >> 2) + 12u * (first / 32u);
+  dst.w[o + j] = w.x;
+  if (j < 4u) dst.w[o + 8u + j] = w.y;
+#else
   if (t % 32u != 0u || idx >= total) return;
   vec4 x[8];
   [[unroll]] for (uint j = 0u; j < 8u; ++j)
     x[j] = vec4(values[t + 4u * j], values[t + 4u * j + 1u], values[t + 4u * j + 2u],
                 values[t + 4u * j + 3u]);
   store_block(idx / 32u, quantize_block(x));
+#endif
 }
 
 void main() {
