@@ -3,10 +3,11 @@
 // invocation walk all 32: its amax and its code sums were chains of ~40
 // dependent steps, ~1-2.7 us of a fused norm or decode attention whose codes
 // feed the next product (BENCHMARKS.md, session 29: the codes compiled out;
-// session 31: this), and a part of the SWIGLU + quantize dispatch. Needs q8_block.glsl, subgroup shuffles, subgroups of 8
-// to 64 invocations (Features::subgroup_lanes8) and the eight invocations
-// active together: places g .. g + 7 of lane_index() (below), g a multiple of
-// 8, hold values 0..3, 4..7, ..., 28..31 of the block.
+// session 31: this), and a part of the SWIGLU + quantize dispatch.
+// Needs q8_block.glsl, subgroup shuffles, subgroups of 8 to 64 invocations
+// (Features::subgroup_lanes8) and the eight invocations active together:
+// places g .. g + 7 of lane_index() (below), g a multiple of 8, hold values
+// 0..3, 4..7, ..., 28..31 of the block.
 #extension GL_KHR_shader_subgroup_shuffle : enable
 
 // This invocation's place in the workgroup counted through its subgroup, so

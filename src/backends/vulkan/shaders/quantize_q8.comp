@@ -59,7 +59,8 @@ void swiglu_main() {
   const uint first = wg_index() * 64u + 32u * (t / 8u);
   if (t >= 16u || first >= total) return;
   const uint j = t % 8u, v = 32u * (t / 8u) + 4u * j;
-  const uvec2 w = quantize_lanes(vec4(values[v], values[v + 1u], values[v + 2u], values[v + 3u]), j);
+  const uvec2 w =
+      quantize_lanes(vec4(values[v], values[v + 1u], values[v + 2u], values[v + 3u]), j);
   const uint o = (t_off(T_DST) >> 2) + 12u * (first / 32u);
   dst.w[o + j] = w.x;
   if (j < 4u) dst.w[o + 8u + j] = w.y;
