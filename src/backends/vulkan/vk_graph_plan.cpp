@@ -331,6 +331,8 @@ class Planner {
     const uint64_t blocks = new_codes(act);
     DispatchPlan& d = new_dispatch();
     const uint64_t invocations = swiglu ? 32 * blocks : blocks;
+    // SWIGLU's blocks eight lanes each (q8_lanes.glsl); a plain quantize keeps
+    // one invocation per block (the lanes were measured on SWIGLU only).
     const bool lanes = swiglu && dev_->features.subgroup_lanes8;
     d.op = {lanes ? "quantize_q8_subgroup" : "quantize_q8",
             {swiglu ? 1u : 0u},

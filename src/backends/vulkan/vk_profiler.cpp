@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 namespace polyinfer::vk {
@@ -92,7 +93,7 @@ std::string dispatch_key(const pi_graph& g, const Profiler::Dispatch& d) {
   }
   const pi_node& last = g.nodes[d.first + d.count - 1];
   // A SWIGLU that the quantization of its output computes (kSwigluQuant).
-  if (d.count == 1 && std::strncmp(d.shader, "quantize_q8", 11) == 0)
+  if (d.count == 1 && std::string_view(d.shader).starts_with("quantize_q8"))
     return "QUANTIZE_Q8+" + node_key(last, d.shader);
   // The unit's ops, then those a product's epilogue folds (Unit::rope, Unit::cache).
   std::string key;
