@@ -451,16 +451,17 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
 // the short kernel to the long one. Q4_K: two weight rows per warp; Q8_0:
 // the residual activation codes; rope_k_apart: ROPE K's output in a slot of
 // its own, as the memory plan lays out a model (CUDA's ROPE+KV unit as a grid;
-// Vulkan: ROPE K and its cache write in the K product's epilogue); freq_factors:
-// llama 3's rope_freqs (there, in the epilogue's src1 slot).
-INSTANTIATE_TEST_SUITE_P(Steps, DecodeGraph,
-                         ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40},
-                                           Case{GgmlType::Q4_0, 100}, Case{GgmlType::F16, 300},
-                                           Case{GgmlType::Q4_0, 254}, Case{GgmlType::Q4_0, 300},
-                                           Case{GgmlType::Q4_K, 40}, Case{GgmlType::Q8_0, 40},
-                                           Case{GgmlType::F16, 40, true},
-                                           Case{GgmlType::Q4_0, 254, true},
-                                           Case{GgmlType::Q4_0, 40, true, true}));
+// Vulkan: ROPE K and its cache write in the K product's epilogue, for Q4_K
+// with a pair's rows in two workgroups); freq_factors: llama 3's rope_freqs
+// (there, in the epilogue's src1 slot).
+INSTANTIATE_TEST_SUITE_P(
+    Steps, DecodeGraph,
+    ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40}, Case{GgmlType::Q4_0, 100},
+                      Case{GgmlType::F16, 300}, Case{GgmlType::Q4_0, 254},
+                      Case{GgmlType::Q4_0, 300}, Case{GgmlType::Q4_K, 40}, Case{GgmlType::Q8_0, 40},
+                      Case{GgmlType::F16, 40, true}, Case{GgmlType::Q4_0, 254, true},
+                      Case{GgmlType::Q4_0, 40, true, true}, Case{GgmlType::Q4_K, 40, true},
+                      Case{GgmlType::Q4_K, 40, true, true}));
 
 }  // namespace
 }  // namespace polyinfer::conformance

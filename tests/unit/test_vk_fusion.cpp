@@ -139,18 +139,19 @@ std::vector<pi_node> attention_nodes_apart(int64_t cols = 1, uint32_t wtype = kQ
 // Each product then does the ROPE and/or cache write of its output: nothing
 // is left between the products and the attention. Only products in the
 // direct kernel (8-bit activations read as codes, Q4_0/Q4_K/Q6_K, 1-8
-// columns) have the epilogue.
+// columns) have the epilogue; K-quant rows go one per workgroup, a ROPE
+// pair's two workgroups meeting through a count (vk_graph_plan.cpp).
 TEST(VkFusion, ProductsFoldTheirRopeAndCacheWrites) {
-  for (int64_t cols : {1, 8}) {
-    const std::vector<Unit> u = plan(attention_nodes_apart(cols));
-    EXPECT_EQ(kinds(u), (std::vector<UnitKind>{UnitKind::kAddNormMul, kS, kS, kS, kF, kF, kF, kF}))
-        << cols;
-    EXPECT_EQ(epilogues(u), (Epilogues{{6, 0}, {7, 8}, {0, 9}})) << cols;
+  for (uint32_t wtype : {kQ4_0, kQ4_K, kQ6_K}) {
+    for (int64_t cols : {1, 8}) {
+      const std::vector<Unit> u = plan(attention_nodes_apart(cols, wtype));
+      EXPECT_EQ(kinds(u),
+                (std::vector<UnitKind>{UnitKind::kAddNormMul, kS, kS, kS, kF, kF, kF, kF}))
+          << wtype << " " << cols;
+      EXPECT_EQ(epilogues(u), (Epilogues{{6, 0}, {7, 8}, {0, 9}})) << wtype << " " << cols;
+    }
   }
-  // K-quant rows go one per workgroup, so a ROPE pair would span two: no
-  // epilogue (V's cache write alone would leave the ROPEs' dispatches).
-  EXPECT_EQ(epilogues(plan(attention_nodes_apart(1, kQ4_K))), (Epilogues{{0, 0}, {0, 0}, {0, 0}}));
-  // ROPE K and its cache write then run as one dispatch of rope.comp.
+  // Otherwise ROPE K and its cache write run as one dispatch of rope.comp.
   const std::vector<UnitKind> unfolded{UnitKind::kAddNormMul, kS, kS, kS, kS,
                                        UnitKind::kRopeCpy,    kS};
   EXPECT_EQ(kinds(plan(attention_nodes_apart(9))), unfolded);

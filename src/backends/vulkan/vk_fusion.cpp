@@ -297,8 +297,7 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
       if (fresh) run_codes = i == quantized || matvec_prequant(n, features);
       u.reads_codes = run_codes;
       u.quantize = fresh && run_codes && i != quantized;
-      if (features.fusion && u.reads_codes && matvec_direct(n, true) && matvec_direct_pairs(n) &&
-          !folded.full()) {
+      if (features.fusion && u.reads_codes && matvec_direct(n, true) && !folded.full()) {
         fold_epilogue(g, u);
         folded.add(u.rope);
         folded.add(u.cache);

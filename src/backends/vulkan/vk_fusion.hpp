@@ -69,9 +69,10 @@ struct Unit {
   // node, a MUL_MAT with 8-bit activations, reads: its dispatch also writes
   // that product's codes (shaders/norm.comp, flash_attn.comp USE_CODES).
   bool writes_codes = false;
-  // A product with 8-bit activations in shaders/mul_mat_vec_direct.comp,
-  // rows two per workgroup (Q4_0), that also does a later node's work from
-  // the sums it holds (0: none; no unit folds node 0): `rope`, a normal-mode
+  // A product with 8-bit activations in shaders/mul_mat_vec_direct.comp
+  // that also does a later node's work from the sums it holds (0: none; no
+  // unit folds node 0; where its rows go one per workgroup, K-quants, a
+  // ROPE pair's two workgroups meet through a count): `rope`, a normal-mode
   // ROPE over its output seen as [D, H, T], and/or `cache`, the CPY into a
   // float KV cache of that ROPE's output or of its own (llama's Q; K and its
   // cache write; V's cache write). The ROPE and the CPY are then kFolded

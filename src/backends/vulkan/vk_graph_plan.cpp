@@ -102,7 +102,7 @@ class Planner {
 
   void run() {
     plan_.units = plan_units(g_, dev_->features);
-    reserve_attn_counts();
+    reserve_counts();
     for (const Unit& u : plan_.units) {
       // Every node is checked, also inside a fused unit.
       std::array<OpPlan, kMaxUnitNodes> ops;
@@ -239,8 +239,9 @@ class Planner {
   // A product's epilogue (vk_fusion.hpp's Unit::rope, Unit::cache) in the
   // direct kernel's dispatch d: the ROPE's output in T_OUT0, the cache view in
   // T_OUT1, the positions in T_SRC3 and the freq factors in T_SRC1 (the kernel
-  // reads codes, not src1); the ROPE's parameter words. Adds the reads at
-  // reads[n_reads], the writes at `writes`; returns how many writes.
+  // reads codes, not src1), with rows one per workgroup its pairs' counts in
+  // T_OUT2; the ROPE's parameter words. Adds the reads at reads[n_reads], the
+  // writes at `writes`; returns how many writes.
   size_t add_epilogue(const Unit& u, DispatchPlan& d, ByteRange* reads, size_t& n_reads,
                       ByteRange* writes) {
     const pi_node* rope = u.rope != 0 ? &g_.nodes[u.rope] : nullptr;
@@ -263,6 +264,8 @@ class Planner {
         bind_slot(d, 1, 4, "freq factors");
         reads[n_reads++] = tensor_bytes(rope->src[2]);
       }
+      const pi_node& product = g_.nodes[u.first];
+      if (!matvec_direct_pairs(product)) writes[n++] = take_counts(d, 7, pair_counts(product));
     }
     if (cpy) {
       d.tensors[6] = cpy->dst;
@@ -272,26 +275,48 @@ class Planner {
     return n;
   }
 
-  // The counts of every FLASH_ATTN that may split its cache (below), one block
-  // at the front of the scratch buffer, so that one fill zeroes them before
-  // each run. None where no attention splits (short caches, prompts).
-  void reserve_attn_counts() {
-    uint64_t rows = 0;
+  // The counts that shaders find zero at every run: one block at the front of
+  // the scratch buffer, so that one fill zeroes them all. A count per (token,
+  // head) of every FLASH_ATTN that may split its cache (attn_splits), one per
+  // ROPE pair of every product whose epilogue pairs rows of two workgroups
+  // (add_epilogue). None (no fill): short caches and prompts, Q4_0 products.
+  void reserve_counts() {
+    uint64_t words = 0;
     for (uint32_t i = 0; i < g_.n_nodes; ++i) {
       const pi_node& n = g_.nodes[i];
-      if (attn_node_splits(n) > 1) rows += static_cast<uint64_t>(n.src[0].ne[1] * n.src[0].ne[2]);
+      if (attn_node_splits(n) > 1) words += static_cast<uint64_t>(n.src[0].ne[1] * n.src[0].ne[2]);
     }
-    counts_bytes_ = 4 * rows;
-    if (rows == 0) return;
+    for (const Unit& u : plan_.units)
+      if (u.rope != 0 && !matvec_direct_pairs(g_.nodes[u.first]))
+        words += pair_counts(g_.nodes[u.first]);
+    counts_bytes_ = 4 * words;
+    if (words == 0) return;
     plan_.zeroed.emplace_back(0, counts_bytes_);
     plan_.scratch_bytes = (counts_bytes_ + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+  }
+
+  // A product's ROPE pairs: half its rows, per column.
+  static uint64_t pair_counts(const pi_node& product) {
+    return static_cast<uint64_t>(product.dst.ne[0] / 2 * product.dst.ne[1]);
+  }
+
+  // The next `words` counts of the block as slot s of d (the whole block,
+  // from its aligned start: a dispatch's counts lie at any multiple of 4
+  // bytes, which no descriptor could start at); returns their bytes.
+  ByteRange take_counts(DispatchPlan& d, int s, uint64_t words) {
+    const Region counts{next_count_, 4 * words};
+    next_count_ += counts.bytes;
+    d.tensors[s] = pi_tensor{};
+    d.tensors[s].ne[0] = static_cast<int64_t>(words);
+    d.slots[s] = {VK_NULL_HANDLE, 0, counts_bytes_, static_cast<uint32_t>(counts.offset)};
+    return scratch_bytes(counts);
   }
 
   // shaders/flash_attn_vec.comp's split of a long cache: attn_decode_splits
   // workgroups per (token, head) (the shader uses as many as the cache's length
   // asks for); their partial results in a scratch region (slot T_OUT0: D + 2
   // floats per split) and a count per (token, head) in the block that
-  // reserve_attn_counts zeroes (slot T_OUT1).
+  // reserve_counts zeroes (slot T_OUT1).
   // Writes its two scratch ranges at `writes`; returns 2.
   size_t attn_splits(DispatchPlan& d, const pi_node& n, ByteRange* writes) {
     const pi_tensor& q = n.src[0];
@@ -300,16 +325,11 @@ class Planner {
     d.op.groups = rows * splits;
     const Region r{plan_.scratch_bytes, 4 * rows * splits * static_cast<uint64_t>(q.ne[0] + 2)};
     plan_.scratch_bytes += (r.bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
-    const Region counts{attn_counts_, 4 * rows};
-    attn_counts_ += counts.bytes;
     d.tensors[5] = scratch_tensor(q);
     d.slots[5] = scratch_binding(r);
-    d.tensors[6] = scratch_tensor(q);
-    // The whole block, from its aligned start: this node's counts lie at an
-    // offset of 4 T H per earlier node, which no descriptor could start at.
-    d.slots[6] = {VK_NULL_HANDLE, 0, counts_bytes_, static_cast<uint32_t>(counts.offset)};
     writes[0] = scratch_bytes(r);
-    writes[1] = scratch_bytes(counts);
+    writes[1] = take_counts(d, 6, rows);
+    d.tensors[6] = scratch_tensor(q);
     return 2;
   }
 
@@ -443,7 +463,7 @@ class Planner {
   GraphPlan& plan_;
   HazardTracker hazards_;
   Region codes_;
-  uint64_t attn_counts_ = 0;   // the next FLASH_ATTN's counts in the block at offset 0
+  uint64_t next_count_ = 0;    // the next dispatch's counts in the block at offset 0
   uint64_t counts_bytes_ = 0;  // that block's size
 };
 

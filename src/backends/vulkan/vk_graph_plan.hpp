@@ -49,7 +49,7 @@ struct DispatchPlan {
   bool barrier = false;  // waits for the earlier dispatches of the graph
   // The bytes it reads, ranges[0, n_reads), then those it writes (n_writes):
   // what vk_plan_reuse.cpp checks when it refreshes a tensor.
-  std::array<ByteRange, 8> ranges{};
+  std::array<ByteRange, 10> ranges{};
   uint8_t n_reads = 0, n_writes = 0;
 };
 

@@ -25,11 +25,12 @@ void plan_matvec_codes(const pi_node& n, const Features& features, bool codes, O
 bool matvec_direct(const pi_node& n, bool codes);
 
 // Whether the direct kernel takes node n's rows two per workgroup (Q4_0),
-// so that a ROPE pair, two consecutive rows, lies in one workgroup.
+// so that a ROPE pair, two consecutive rows, lies in one workgroup; else one
+// (K-quants), and a folded ROPE pairs its rows through a count per pair.
 bool matvec_direct_pairs(const pi_node& n);
 
 // Turns the direct kernel's plan *p (plan_matvec_codes, where matvec_direct
-// holds; with `rope`, matvec_direct_pairs too) into one whose epilogue also
+// holds) into one whose epilogue also
 // does a later node's work (vk_fusion.hpp's Unit::rope, Unit::cache): spec
 // constants ROPE and CACHE (`cache_type` + 1, or 0 with no cache write).
 void plan_matvec_epilogue(bool rope, int cache_type, OpPlan* p);

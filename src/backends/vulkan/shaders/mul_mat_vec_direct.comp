@@ -21,7 +21,8 @@
 // With ROPE or CACHE (vk_fusion.hpp's Unit::rope and Unit::cache: a later
 // ROPE over the output and/or the CPY of it into the KV cache), the
 // epilogue also writes those nodes' outputs from the sums it holds, so that
-// neither needs a dispatch or a barrier of its own (epilogue() below).
+// neither needs a dispatch or a barrier of its own (epilogue() below; with
+// rows one per workgroup, paired_epilogue()).
 #include "common.glsl"
 #include "blocks.glsl"
 layout(local_size_x_id = 3) in;
@@ -29,9 +30,11 @@ layout(constant_id = 0) const uint WTYPE = 2u;  // Q4_0 (2), Q4_K (12) or Q6_K (
 layout(constant_id = 1) const uint NCOLS = 1u;
 layout(constant_id = 4) const uint ROWS = 2u;
 layout(constant_id = 5) const bool PIECES = false;  // Q4_K rows 16-byte aligned: 3 uvec4 per item
-layout(constant_id = 6) const bool ROPE = false;    // Unit::rope: normal mode, ROWS even
+layout(constant_id = 6) const bool ROPE = false;    // Unit::rope: normal mode, ROWS 1 or even
 layout(constant_id = 7) const uint CACHE = 0u;      // Unit::cache: 0, or the cache's type + 1
 const uint WG = gl_WorkGroupSize.x;
+// A ROPE pair's two rows in two workgroups: paired_epilogue().
+const bool PAIRED = ROPE && ROWS == 1u;
 const uint NSUMS = ROWS * NCOLS;
 const bool QK = WTYPE == 12u, Q6 = WTYPE == 14u;
 const uint ITEM_UNITS = QK || Q6 ? 2u : 1u;
@@ -116,33 +119,61 @@ uint item_block(uint q, uint u) {
   return ITEM_UNITS * q + u;
 }
 
+// Element e of head h of token c of the folded ROPE's output (slot T_OUT0,
+// [D, H, T]) and, with CACHE, of the KV cache view (T_OUT1, type CACHE - 1).
+void store_roped(uint h, uint c, uint e, float y) {
+  if (ROPE) {
+    const uint yrow = t_off(T_OUT0) + h * t_nb(T_OUT0, 1u) + c * t_nb(T_OUT0, 2u);
+    outs[0].w[(yrow + 4u * e) >> 2] = floatBitsToUint(y);
+  }
+  if (CACHE != 0u)
+    cache_store(1u, CACHE, t_off(T_OUT1) + h * t_nb(T_OUT1, 1u) + c * t_nb(T_OUT1, 2u), e, y);
+}
+
 // Row n of column c, whose sum v invocation t holds, as element e = n % D
-// of head n / D of token c: the folded ROPE's output (slot T_OUT0, [D, H, T];
-// its positions in T_SRC3, freq factors in T_SRC1, parameters the ROPE
-// node's) and/or the KV cache view (T_OUT1, [D, H, T], type CACHE - 1). A
-// pair (e, e + 1) is rotated by the invocation of e, which reads the sum of
-// row n + 1 from red[] (the host makes ROWS even, so both rows are this
-// workgroup's).
+// of head n / D of token c: the folded ROPE's output (its positions in
+// T_SRC3, freq factors in T_SRC1, parameters the ROPE node's) and/or the KV
+// cache row (store_roped). A pair (e, e + 1) is rotated by the invocation of
+// e, which reads the sum of row n + 1 from red[] (ROWS even: both rows are
+// this workgroup's).
 void epilogue(uint n, uint c, float v, uint t) {
   const uint D = ROPE ? t_ne(T_OUT0, 0u) : t_ne(T_OUT1, 0u), e = n % D, h = n / D;
-  const uint crow = t_off(T_OUT1) + h * t_nb(T_OUT1, 1u) + c * t_nb(T_OUT1, 2u);
-  if (!ROPE) {
-    cache_store(1u, CACHE, crow, e, v);
+  if (!ROPE || e >= uint(p_i(1u))) {  // no ROPE, or a dim past n_rot: passed through
+    store_roped(h, c, e, v);
     return;
   }
-  const uint yrow = t_off(T_OUT0) + h * t_nb(T_OUT0, 1u) + c * t_nb(T_OUT0, 2u);
-  vec2 y = vec2(v, 0.0);
-  const uint n_rot = uint(p_i(1u)), pair = e < n_rot ? 2u : 1u;
-  if (pair == 2u) {
-    if ((e & 1u) != 0u) return;
-    const vec2 cs = rope_cos_sin(e / 2u, c, T_SRC3, T_SRC1);
-    const float x1 = red[t + NCOLS][0];
-    y = vec2(v * cs.x - x1 * cs.y, v * cs.y + x1 * cs.x);
+  if ((e & 1u) != 0u) return;
+  const vec2 cs = rope_cos_sin(e / 2u, c, T_SRC3, T_SRC1);
+  const float x1 = red[t + NCOLS][0];
+  store_roped(h, c, e, v * cs.x - x1 * cs.y);
+  store_roped(h, c, e + 1u, v * cs.y + x1 * cs.x);
+}
+
+// epilogue() where rows go one per workgroup (K-quants), so that the two
+// rows of a pair are two workgroups': each stores its sum v at byte a of the
+// destination by an atomic, then counts itself in the pair's count (slot
+// T_OUT2, zeroed before every run of the recording: vk_graph_plan.cpp's
+// reserve_counts); the second to count reads the other's sum (an atomic
+// read, past any incoherent cache) and rotates and stores the pair, as the
+// CUDA programming guide's "last block" reduction hands over its sums.
+void paired_epilogue(uint n, uint c, float v, uint a) {
+  const uint D = t_ne(T_OUT0, 0u), e = n % D, h = n / D;
+  if (e >= uint(p_i(1u))) {
+    stf(a, v);
+    store_roped(h, c, e, v);
+    return;
   }
-  for (uint k = 0u; k < pair; ++k) {
-    outs[0].w[(yrow + 4u * (e + k)) >> 2] = floatBitsToUint(y[k]);
-    if (CACHE != 0u) cache_store(1u, CACHE, crow, e + k, y[k]);
-  }
+  atomicExchange(dst.w[a >> 2], floatBitsToUint(v));
+  memoryBarrierBuffer();
+  const uint count = (t_off(T_OUT2) >> 2) + c * (t_ne(T_DST, 0u) / 2u) + n / 2u;
+  if (atomicAdd(outs[2].w[count], 1u) == 0u) return;  // the other row comes second
+  memoryBarrierBuffer();
+  const bool odd = (e & 1u) != 0u;
+  const float other = uintBitsToFloat(atomicOr(dst.w[(odd ? a - 4u : a + 4u) >> 2], 0u));
+  const float x0 = odd ? other : v, x1 = odd ? v : other;
+  const vec2 cs = rope_cos_sin(e / 2u, c, T_SRC3, T_SRC1);
+  store_roped(h, c, e & ~1u, x0 * cs.x - x1 * cs.y);
+  store_roped(h, c, (e & ~1u) + 1u, x0 * cs.y + x1 * cs.x);
 }
 
 void main() {
@@ -174,13 +205,18 @@ void main() {
   }
 
   reduce_sums();
-  if (ROPE) barrier();  // the pair's other sum is another invocation's red[]
+  if (ROPE && !PAIRED) barrier();  // the pair's other sum is another invocation's red[]
   const uint t = gl_LocalInvocationID.x;
   if (t < NSUMS) {
     const uint r = t / NCOLS, c = t % NCOLS;
     if (r < valid) {
-      stf(t_off(T_DST) + 4u * (n0 + r) + c * t_nb(T_DST, 1u), red[t][0]);
-      if (ROPE || CACHE != 0u) epilogue(n0 + r, c, red[t][0], t);
+      const uint a = t_off(T_DST) + 4u * (n0 + r) + c * t_nb(T_DST, 1u);
+      if (PAIRED) {
+        paired_epilogue(n0 + r, c, red[t][0], a);
+      } else {
+        stf(a, red[t][0]);
+        if (ROPE || CACHE != 0u) epilogue(n0 + r, c, red[t][0], t);
+      }
     }
   }
 }
