@@ -140,7 +140,7 @@ std::vector<pi_node> attention_nodes_apart(int64_t cols = 1, uint32_t wtype = kQ
 // is left between the products and the attention. Only products in the
 // direct kernel (8-bit activations read as codes, Q4_0/Q4_K/Q6_K, 1-8
 // columns) have the epilogue; K-quant rows go one per workgroup, a ROPE
-// pair's two workgroups meeting through a count (vk_graph_plan.cpp).
+// pair's two workgroups meeting through a word of scratch.
 TEST(VkFusion, ProductsFoldTheirRopeAndCacheWrites) {
   for (uint32_t wtype : {kQ4_0, kQ4_K, kQ6_K}) {
     for (int64_t cols : {1, 8}) {

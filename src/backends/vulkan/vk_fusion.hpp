@@ -72,7 +72,7 @@ struct Unit {
   // A product with 8-bit activations in shaders/mul_mat_vec_direct.comp
   // that also does a later node's work from the sums it holds (0: none; no
   // unit folds node 0; where its rows go one per workgroup, K-quants, a
-  // ROPE pair's two workgroups meet through a count): `rope`, a normal-mode
+  // ROPE pair's two workgroups meet through a word of scratch): `rope`, a normal-mode
   // ROPE over its output seen as [D, H, T], and/or `cache`, the CPY into a
   // float KV cache of that ROPE's output or of its own (llama's Q; K and its
   // cache write; V's cache write). The ROPE and the CPY are then kFolded

@@ -102,7 +102,7 @@ class Planner {
 
   void run() {
     plan_.units = plan_units(g_, dev_->features);
-    reserve_counts();
+    reserve_zeroed();
     for (const Unit& u : plan_.units) {
       // Every node is checked, also inside a fused unit.
       std::array<OpPlan, kMaxUnitNodes> ops;
@@ -239,7 +239,7 @@ class Planner {
   // A product's epilogue (vk_fusion.hpp's Unit::rope, Unit::cache) in the
   // direct kernel's dispatch d: the ROPE's output in T_OUT0, the cache view in
   // T_OUT1, the positions in T_SRC3 and the freq factors in T_SRC1 (the kernel
-  // reads codes, not src1), with rows one per workgroup its pairs' counts in
+  // reads codes, not src1), with rows one per workgroup its pairs' words in
   // T_OUT2; the ROPE's parameter words. Adds the reads at reads[n_reads], the
   // writes at `writes`; returns how many writes.
   size_t add_epilogue(const Unit& u, DispatchPlan& d, ByteRange* reads, size_t& n_reads,
@@ -265,7 +265,7 @@ class Planner {
         reads[n_reads++] = tensor_bytes(rope->src[2]);
       }
       const pi_node& product = g_.nodes[u.first];
-      if (!matvec_direct_pairs(product)) writes[n++] = take_counts(d, 7, pair_counts(product));
+      if (!matvec_direct_pairs(product)) writes[n++] = take_zeroed(d, 7, pair_words(product));
     }
     if (cpy) {
       d.tensors[6] = cpy->dst;
@@ -275,12 +275,13 @@ class Planner {
     return n;
   }
 
-  // The counts that shaders find zero at every run: one block at the front of
+  // The words that shaders find zero at every run: one block at the front of
   // the scratch buffer, so that one fill zeroes them all. A count per (token,
-  // head) of every FLASH_ATTN that may split its cache (attn_splits), one per
-  // ROPE pair of every product whose epilogue pairs rows of two workgroups
-  // (add_epilogue). None (no fill): short caches and prompts, Q4_0 products.
-  void reserve_counts() {
+  // head) of every FLASH_ATTN that may split its cache (attn_splits), a word
+  // per ROPE pair of every product whose epilogue pairs rows of two
+  // workgroups (add_epilogue: the first sum to arrive waits there). None (no
+  // fill): short caches and prompts, Q4_0 products.
+  void reserve_zeroed() {
     uint64_t words = 0;
     for (uint32_t i = 0; i < g_.n_nodes; ++i) {
       const pi_node& n = g_.nodes[i];
@@ -288,35 +289,35 @@ class Planner {
     }
     for (const Unit& u : plan_.units)
       if (u.rope != 0 && !matvec_direct_pairs(g_.nodes[u.first]))
-        words += pair_counts(g_.nodes[u.first]);
-    counts_bytes_ = 4 * words;
+        words += pair_words(g_.nodes[u.first]);
+    zeroed_bytes_ = 4 * words;
     if (words == 0) return;
-    plan_.zeroed.emplace_back(0, counts_bytes_);
-    plan_.scratch_bytes = (counts_bytes_ + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    plan_.zeroed.emplace_back(0, zeroed_bytes_);
+    plan_.scratch_bytes = (zeroed_bytes_ + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
   }
 
-  // A product's ROPE pairs: half its rows, per column.
-  static uint64_t pair_counts(const pi_node& product) {
+  // A product's ROPE pairs' words: half its rows, per column.
+  static uint64_t pair_words(const pi_node& product) {
     return static_cast<uint64_t>(product.dst.ne[0] / 2 * product.dst.ne[1]);
   }
 
-  // The next `words` counts of the block as slot s of d (the whole block,
-  // from its aligned start: a dispatch's counts lie at any multiple of 4
+  // The next `words` words of the block as slot s of d (the whole block,
+  // from its aligned start: a dispatch's words lie at any multiple of 4
   // bytes, which no descriptor could start at); returns their bytes.
-  ByteRange take_counts(DispatchPlan& d, int s, uint64_t words) {
-    const Region counts{next_count_, 4 * words};
-    next_count_ += counts.bytes;
+  ByteRange take_zeroed(DispatchPlan& d, int s, uint64_t words) {
+    const Region r{next_zeroed_, 4 * words};
+    next_zeroed_ += r.bytes;
     d.tensors[s] = pi_tensor{};
     d.tensors[s].ne[0] = static_cast<int64_t>(words);
-    d.slots[s] = {VK_NULL_HANDLE, 0, counts_bytes_, static_cast<uint32_t>(counts.offset)};
-    return scratch_bytes(counts);
+    d.slots[s] = {VK_NULL_HANDLE, 0, zeroed_bytes_, static_cast<uint32_t>(r.offset)};
+    return scratch_bytes(r);
   }
 
   // shaders/flash_attn_vec.comp's split of a long cache: attn_decode_splits
   // workgroups per (token, head) (the shader uses as many as the cache's length
   // asks for); their partial results in a scratch region (slot T_OUT0: D + 2
   // floats per split) and a count per (token, head) in the block that
-  // reserve_counts zeroes (slot T_OUT1).
+  // reserve_zeroed zeroes (slot T_OUT1).
   // Writes its two scratch ranges at `writes`; returns 2.
   size_t attn_splits(DispatchPlan& d, const pi_node& n, ByteRange* writes) {
     const pi_tensor& q = n.src[0];
@@ -328,7 +329,7 @@ class Planner {
     d.tensors[5] = scratch_tensor(q);
     d.slots[5] = scratch_binding(r);
     writes[0] = scratch_bytes(r);
-    writes[1] = take_counts(d, 6, rows);
+    writes[1] = take_zeroed(d, 6, rows);
     d.tensors[6] = scratch_tensor(q);
     return 2;
   }
@@ -463,8 +464,8 @@ class Planner {
   GraphPlan& plan_;
   HazardTracker hazards_;
   Region codes_;
-  uint64_t next_count_ = 0;    // the next dispatch's counts in the block at offset 0
-  uint64_t counts_bytes_ = 0;  // that block's size
+  uint64_t next_zeroed_ = 0;   // the next dispatch's words in the block at offset 0
+  uint64_t zeroed_bytes_ = 0;  // that block's size
 };
 
 }  // namespace

@@ -26,7 +26,7 @@ bool matvec_direct(const pi_node& n, bool codes);
 
 // Whether the direct kernel takes node n's rows two per workgroup (Q4_0),
 // so that a ROPE pair, two consecutive rows, lies in one workgroup; else one
-// (K-quants), and a folded ROPE pairs its rows through a count per pair.
+// (K-quants), and a folded ROPE pairs its rows through a word per pair.
 bool matvec_direct_pairs(const pi_node& n);
 
 // Turns the direct kernel's plan *p (plan_matvec_codes, where matvec_direct

@@ -150,27 +150,26 @@ void epilogue(uint n, uint c, float v, uint t) {
 }
 
 // epilogue() where rows go one per workgroup (K-quants), so that the two
-// rows of a pair are two workgroups': each stores its sum v at byte a of the
-// destination by an atomic, then counts itself in the pair's count (slot
-// T_OUT2, zeroed before every run of the recording: vk_graph_plan.cpp's
-// reserve_counts); the second to count reads the other's sum (an atomic
-// read, past any incoherent cache) and rotates and stores the pair, as the
-// CUDA programming guide's "last block" reduction hands over its sums.
+// rows of a pair are two workgroups': each swaps its sum v into the pair's
+// word (slot T_OUT2, zeroed before every run of the recording:
+// vk_graph_plan.cpp's reserve_zeroed) by one atomic, whose old value tells
+// the second to arrive the other's sum; it rotates and stores the pair. A
+// sum of +0 goes in as -0 (equal in every product), so that a zero word
+// means none has arrived. One atomic round trip: counting arrivals apart
+// from the sums took two.
 void paired_epilogue(uint n, uint c, float v, uint a) {
   const uint D = t_ne(T_OUT0, 0u), e = n % D, h = n / D;
+  stf(a, v);
   if (e >= uint(p_i(1u))) {
-    stf(a, v);
     store_roped(h, c, e, v);
     return;
   }
-  atomicExchange(dst.w[a >> 2], floatBitsToUint(v));
-  memoryBarrierBuffer();
-  const uint count = (t_off(T_OUT2) >> 2) + c * (t_ne(T_DST, 0u) / 2u) + n / 2u;
-  if (atomicAdd(outs[2].w[count], 1u) == 0u) return;  // the other row comes second
-  memoryBarrierBuffer();
+  const uint pair = (t_off(T_OUT2) >> 2) + c * (t_ne(T_DST, 0u) / 2u) + n / 2u;
+  const uint mine = floatBitsToUint(v) == 0u ? 0x80000000u : floatBitsToUint(v);
+  const uint other = atomicExchange(outs[2].w[pair], mine);
+  if (other == 0u) return;  // the other row comes second
   const bool odd = (e & 1u) != 0u;
-  const float other = uintBitsToFloat(atomicOr(dst.w[(odd ? a - 4u : a + 4u) >> 2], 0u));
-  const float x0 = odd ? other : v, x1 = odd ? v : other;
+  const float x0 = odd ? uintBitsToFloat(other) : v, x1 = odd ? v : uintBitsToFloat(other);
   const vec2 cs = rope_cos_sin(e / 2u, c, T_SRC3, T_SRC1);
   store_roped(h, c, e & ~1u, x0 * cs.x - x1 * cs.y);
   store_roped(h, c, (e & ~1u) + 1u, x0 * cs.y + x1 * cs.x);
