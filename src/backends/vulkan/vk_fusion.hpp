@@ -71,11 +71,11 @@ struct Unit {
   bool writes_codes = false;
   // A product with 8-bit activations in shaders/mul_mat_vec_direct.comp
   // that also does a later node's work from the sums it holds (0: none; no
-  // unit folds node 0; where its rows go one per workgroup, K-quants, a
-  // ROPE pair's two workgroups meet through a word of scratch): `rope`, a normal-mode
-  // ROPE over its output seen as [D, H, T], and/or `cache`, the CPY into a
-  // float KV cache of that ROPE's output or of its own (llama's Q; K and its
-  // cache write; V's cache write). The ROPE and the CPY are then kFolded
+  // unit folds node 0; where its rows go one per workgroup, K-quants, a ROPE
+  // pair's two workgroups meet through a word of scratch): `rope`, a
+  // normal-mode ROPE over its output seen as [D, H, T], and/or `cache`, the
+  // CPY into a float KV cache of that ROPE's output or of its own (llama's
+  // Q; K and its cache write; V's cache write). The ROPE and the CPY are then kFolded
   // units where they stand; each is moved only over nodes independent of
   // it. A decode layer's ROPEs and cache writes thus need no dispatch and no
   // barrier between the Q/K/V products and the attention.

@@ -264,8 +264,10 @@ class Planner {
         bind_slot(d, 1, 4, "freq factors");
         reads[n_reads++] = tensor_bytes(rope->src[2]);
       }
-      const pi_node& product = g_.nodes[u.first];
-      if (!matvec_direct_pairs(product)) writes[n++] = take_zeroed(d, 7, pair_words(product));
+      if (pairs_in_scratch(u)) {
+        const pi_node& product = g_.nodes[u.first];
+        writes[n++] = take_zeroed(d, 7, pair_words(product), scratch_tensor(product.dst));
+      }
     }
     if (cpy) {
       d.tensors[6] = cpy->dst;
@@ -288,12 +290,18 @@ class Planner {
       if (attn_node_splits(n) > 1) words += static_cast<uint64_t>(n.src[0].ne[1] * n.src[0].ne[2]);
     }
     for (const Unit& u : plan_.units)
-      if (u.rope != 0 && !matvec_direct_pairs(g_.nodes[u.first]))
-        words += pair_words(g_.nodes[u.first]);
+      if (pairs_in_scratch(u)) words += pair_words(g_.nodes[u.first]);
     zeroed_bytes_ = 4 * words;
     if (words == 0) return;
     plan_.zeroed.emplace_back(0, zeroed_bytes_);
     plan_.scratch_bytes = (zeroed_bytes_ + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+  }
+
+  // Whether product unit u's folded ROPE pairs rows of two workgroups
+  // through words of the zeroed block (reserve_zeroed and add_epilogue agree
+  // through this).
+  bool pairs_in_scratch(const Unit& u) const {
+    return u.rope != 0 && !matvec_direct_pairs(g_.nodes[u.first]);
   }
 
   // A product's ROPE pairs' words: half its rows, per column.
@@ -301,14 +309,14 @@ class Planner {
     return static_cast<uint64_t>(product.dst.ne[0] / 2 * product.dst.ne[1]);
   }
 
-  // The next `words` words of the block as slot s of d (the whole block,
-  // from its aligned start: a dispatch's words lie at any multiple of 4
-  // bytes, which no descriptor could start at); returns their bytes.
-  ByteRange take_zeroed(DispatchPlan& d, int s, uint64_t words) {
+  // The next `words` words of the block as slot s of d, its tensor t (the
+  // whole block, from its aligned start: a dispatch's words lie at any
+  // multiple of 4 bytes, which no descriptor could start at); returns their
+  // bytes.
+  ByteRange take_zeroed(DispatchPlan& d, int s, uint64_t words, const pi_tensor& t) {
     const Region r{next_zeroed_, 4 * words};
     next_zeroed_ += r.bytes;
-    d.tensors[s] = pi_tensor{};
-    d.tensors[s].ne[0] = static_cast<int64_t>(words);
+    d.tensors[s] = t;
     d.slots[s] = {VK_NULL_HANDLE, 0, zeroed_bytes_, static_cast<uint32_t>(r.offset)};
     return scratch_bytes(r);
   }
@@ -329,8 +337,7 @@ class Planner {
     d.tensors[5] = scratch_tensor(q);
     d.slots[5] = scratch_binding(r);
     writes[0] = scratch_bytes(r);
-    writes[1] = take_zeroed(d, 6, rows);
-    d.tensors[6] = scratch_tensor(q);
+    writes[1] = take_zeroed(d, 6, rows, scratch_tensor(q));
     return 2;
   }
 

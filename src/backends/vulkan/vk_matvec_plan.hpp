@@ -30,9 +30,9 @@ bool matvec_direct(const pi_node& n, bool codes);
 bool matvec_direct_pairs(const pi_node& n);
 
 // Turns the direct kernel's plan *p (plan_matvec_codes, where matvec_direct
-// holds) into one whose epilogue also
-// does a later node's work (vk_fusion.hpp's Unit::rope, Unit::cache): spec
-// constants ROPE and CACHE (`cache_type` + 1, or 0 with no cache write).
+// holds) into one whose epilogue also does a later node's work (vk_fusion.hpp's
+// Unit::rope, Unit::cache): spec constants ROPE and CACHE (`cache_type` + 1,
+// or 0 with no cache write).
 void plan_matvec_epilogue(bool rope, int cache_type, OpPlan* p);
 
 // Whether a MUL_MAT node runs with 8-bit activations (integer dot products);
