@@ -156,9 +156,10 @@ DeviceBuffer upload(const BackendDevice& dev, const HostTensor& h) {
 // per-token values changed).
 class Layer {
  public:
-  Layer(const BackendDevice& dev, const Inputs& in, bool rk_apart, bool freqs)
+  Layer(const BackendDevice& dev, const Inputs& in, bool rk_apart, bool freqs, bool norm_x)
       : rk_apart_(rk_apart),
         freqs_(freqs),
+        norm_x_(norm_x),
         dev_(dev),
         x_(upload(dev, in.x)),
         res_(upload(dev, in.res)),
@@ -258,8 +259,8 @@ class Layer {
     std::vector<pi_node> g;
     g.push_back(
         node(PI_OP_ADD, {bind(in.x, x_), bind(in.res, res_)}, f32_at(arena, kSum, {kEmbd})));
-    g.push_back(
-        node(PI_OP_RMS_NORM, {f32_at(arena, kSum, {kEmbd})}, f32_at(arena, kNorm, {kEmbd})));
+    const pi_tensor normed = norm_x_ ? bind(in.x, x_) : f32_at(arena, kSum, {kEmbd});
+    g.push_back(node(PI_OP_RMS_NORM, {normed}, f32_at(arena, kNorm, {kEmbd})));
     g.back().f[0] = 1e-5f;
     g.push_back(node(PI_OP_MUL, {f32_at(arena, kNorm, {kEmbd}), bind(in.wn, wn_)},
                      f32_at(arena, kXn, {kEmbd})));
@@ -308,6 +309,7 @@ class Layer {
 
   bool rk_apart_;  // ROPE K's output in slot kRk, not over Q
   bool freqs_;     // ROPE with freq factors
+  bool norm_x_;    // the attention norm reads the input x, not the ADD's sum
   const BackendDevice& dev_;
   mutable std::vector<pi_node> next_;   // the graph prepared for the next step
   mutable int64_t prepared_n_kv_ = -1;  // its n_kv, -1 when none
@@ -336,11 +338,12 @@ struct Case {
   int64_t n_kv;
   bool rk_apart = false;  // ROPE K's output in a slot of its own
   bool freqs = false;     // ROPE with freq factors (llama 3's rope_freqs)
+  bool norm_x = false;    // the attention norm reads the input, not the ADD's sum
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << type_name(c.wtype) << "/n_kv" << c.n_kv << (c.rk_apart ? "/rope_k_apart" : "")
-      << (c.freqs ? "/freq_factors" : "");
+      << (c.freqs ? "/freq_factors" : "") << (c.norm_x ? "/norm_of_input" : "");
 }
 
 // Each compared output, its slot (or the cache rows), and whether it comes
@@ -386,20 +389,20 @@ void compare(const Result& got, const Result& want, bool quantized, bool rk_apar
 class DecodeGraph : public ConformanceTestWithParam<Case> {};
 
 TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
-  const auto [wtype, n_kv, rk_apart, freqs] = GetParam();
+  const auto [wtype, n_kv, rk_apart, freqs, norm_x] = GetParam();
   Rng rng(case_seed("DECODE_GRAPH/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv)));
   const Inputs in = make_inputs(wtype, n_kv, n_kv, rng);
   const BackendDevice& dev = backend().device();
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
   std::string unsupported;
-  const Result fused = Layer(dev, in, rk_apart, freqs).step(in, n_kv, &unsupported);
+  const Result fused = Layer(dev, in, rk_apart, freqs, norm_x).step(in, n_kv, &unsupported);
   if (!unsupported.empty()) GTEST_SKIP() << dev.name() << " does not support this " << unsupported;
   const bool quantized = wtype != GgmlType::F16;
-  compare(fused, Layer(unfused, in, rk_apart, freqs).step(in, n_kv, &unsupported), quantized,
-          rk_apart, 0.0, "fusion=0");
-  compare(fused, Layer(cpu, in, rk_apart, freqs).step(in, n_kv, &unsupported), quantized, rk_apart,
-          5e-2, "cpu");
+  compare(fused, Layer(unfused, in, rk_apart, freqs, norm_x).step(in, n_kv, &unsupported),
+          quantized, rk_apart, 0.0, "fusion=0");
+  compare(fused, Layer(cpu, in, rk_apart, freqs, norm_x).step(in, n_kv, &unsupported), quantized,
+          rk_apart, 5e-2, "cpu");
 }
 
 // Consecutive decode steps on the same buffers, a new token each (its
@@ -419,7 +422,7 @@ TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
 TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
   constexpr int kSteps = 5;
   constexpr int64_t kWindow = 4;
-  const auto [wtype, n_kv0, rk_apart, freqs] = GetParam();
+  const auto [wtype, n_kv0, rk_apart, freqs, norm_x] = GetParam();
   Rng rng(case_seed("DECODE_STEPS/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv0)));
   Inputs in = make_inputs(wtype, n_kv0, n_kv0 + kSteps - 1, rng);
   const BackendDevice& dev = backend().device();
@@ -427,8 +430,9 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
   // A stream of its own: a submit on fused_layer's would drop what it prepared.
   const BackendDevice ahead(dev.vt(), 0, backend().options());
-  const Layer fused_layer(dev, in, rk_apart, freqs), unfused_layer(unfused, in, rk_apart, freqs),
-      cpu_layer(cpu, in, rk_apart, freqs), ahead_layer(ahead, in, rk_apart, freqs);
+  const Layer fused_layer(dev, in, rk_apart, freqs, norm_x),
+      unfused_layer(unfused, in, rk_apart, freqs, norm_x),
+      cpu_layer(cpu, in, rk_apart, freqs, norm_x), ahead_layer(ahead, in, rk_apart, freqs, norm_x);
   const bool quantized = wtype != GgmlType::F16;
   for (int64_t n_kv = n_kv0; n_kv < n_kv0 + kSteps; ++n_kv) {
     new_token(in, n_kv, rng, kWindow);
@@ -453,7 +457,10 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
 // its own, as the memory plan lays out a model (CUDA's ROPE+KV unit as a grid;
 // Vulkan: ROPE K and its cache write in the K product's epilogue, for Q4_K
 // with a pair's rows in two workgroups); freq_factors: llama 3's rope_freqs
-// (there, in the epilogue's src1 slot).
+// (there, in the epilogue's src1 slot); norm_of_input: the attention norm
+// reads the layer's input, not the ADD's sum, so that CUDA folds it into the
+// Q, K and V products (a one-wave grid, a warp per row) as it does in a
+// model after the product that adds the residual.
 INSTANTIATE_TEST_SUITE_P(
     Steps, DecodeGraph,
     ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40}, Case{GgmlType::Q4_0, 100},
@@ -461,7 +468,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{GgmlType::Q4_0, 300}, Case{GgmlType::Q4_K, 40}, Case{GgmlType::Q8_0, 40},
                       Case{GgmlType::F16, 40, true}, Case{GgmlType::Q4_0, 254, true},
                       Case{GgmlType::Q4_0, 40, true, true}, Case{GgmlType::Q4_K, 40, true},
-                      Case{GgmlType::Q4_K, 40, true, true}));
+                      Case{GgmlType::Q4_K, 40, true, true},
+                      Case{GgmlType::Q4_K, 40, true, false, true},
+                      Case{GgmlType::Q4_0, 254, true, true, true}));
 
 }  // namespace
 }  // namespace polyinfer::conformance
