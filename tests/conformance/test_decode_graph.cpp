@@ -83,14 +83,15 @@ void new_token(Inputs& in, int64_t n_kv, Rng& rng, int64_t window = 0) {
   in.pos.i32(0) = static_cast<int32_t>(n_kv - 1);
 }
 
-// Weights and a KV cache of max_kv positions, then the token at n_kv.
-Inputs make_inputs(GgmlType wtype, int64_t n_kv, int64_t max_kv, Rng& rng) {
+// Weights (V's of vtype) and a KV cache of max_kv positions, then the token
+// at n_kv.
+Inputs make_inputs(GgmlType wtype, GgmlType vtype, int64_t n_kv, int64_t max_kv, Rng& rng) {
   Inputs in{contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
             contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
             contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
             contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
             contiguous(wtype, {kEmbd, kKv, 1, 1}),
-            contiguous(wtype, {kEmbd, kKv, 1, 1}),
+            contiguous(vtype, {kEmbd, kKv, 1, 1}),
             contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
             contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
             contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
@@ -339,11 +340,13 @@ struct Case {
   bool rk_apart = false;  // ROPE K's output in a slot of its own
   bool freqs = false;     // ROPE with freq factors (llama 3's rope_freqs)
   bool norm_x = false;    // the attention norm reads the input, not the ADD's sum
+  bool v_q6k = false;     // V's weights in Q6_K, as llama.cpp's Q4_K_M has in some layers
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << type_name(c.wtype) << "/n_kv" << c.n_kv << (c.rk_apart ? "/rope_k_apart" : "")
-      << (c.freqs ? "/freq_factors" : "") << (c.norm_x ? "/norm_of_input" : "");
+      << (c.freqs ? "/freq_factors" : "") << (c.norm_x ? "/norm_of_input" : "")
+      << (c.v_q6k ? "/v_q6_k" : "");
 }
 
 // Each compared output, its slot (or the cache rows), and whether it comes
@@ -389,9 +392,9 @@ void compare(const Result& got, const Result& want, bool quantized, bool rk_apar
 class DecodeGraph : public ConformanceTestWithParam<Case> {};
 
 TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
-  const auto [wtype, n_kv, rk_apart, freqs, norm_x] = GetParam();
+  const auto [wtype, n_kv, rk_apart, freqs, norm_x, v_q6k] = GetParam();
   Rng rng(case_seed("DECODE_GRAPH/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv)));
-  const Inputs in = make_inputs(wtype, n_kv, n_kv, rng);
+  const Inputs in = make_inputs(wtype, v_q6k ? GgmlType::Q6_K : wtype, n_kv, n_kv, rng);
   const BackendDevice& dev = backend().device();
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
@@ -422,9 +425,9 @@ TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
 TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
   constexpr int kSteps = 5;
   constexpr int64_t kWindow = 4;
-  const auto [wtype, n_kv0, rk_apart, freqs, norm_x] = GetParam();
+  const auto [wtype, n_kv0, rk_apart, freqs, norm_x, v_q6k] = GetParam();
   Rng rng(case_seed("DECODE_STEPS/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv0)));
-  Inputs in = make_inputs(wtype, n_kv0, n_kv0 + kSteps - 1, rng);
+  Inputs in = make_inputs(wtype, v_q6k ? GgmlType::Q6_K : wtype, n_kv0, n_kv0 + kSteps - 1, rng);
   const BackendDevice& dev = backend().device();
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
@@ -460,7 +463,8 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
 // (there, in the epilogue's src1 slot); norm_of_input: the attention norm
 // reads the layer's input, not the ADD's sum, so that CUDA folds it into the
 // Q, K and V products (a one-wave grid, a warp per row) as it does in a
-// model after the product that adds the residual.
+// model after the product that adds the residual; v_q6_k: V's rows in Q6_K
+// next to Q and K's Q4_K, which CUDA dots in the same launch.
 INSTANTIATE_TEST_SUITE_P(
     Steps, DecodeGraph,
     ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40}, Case{GgmlType::Q4_0, 100},
@@ -470,6 +474,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{GgmlType::Q4_0, 40, true, true}, Case{GgmlType::Q4_K, 40, true},
                       Case{GgmlType::Q4_K, 40, true, true},
                       Case{GgmlType::Q4_K, 40, true, false, true},
+                      Case{GgmlType::Q4_K, 40, true, false, true, true},
+                      Case{GgmlType::Q4_K, 254, true, true, false, true},
                       Case{GgmlType::Q4_0, 254, true, true, true}));
 
 }  // namespace

@@ -66,6 +66,9 @@ struct Case {
   int64_t ff;    // the feed-forward's rows
   int64_t tokens;
   bool up_first = false;  // up's weights (and output) before gate's
+  // K's weights in Q6_K next to Q's Q4_K (as llama.cpp's Q4_K_M puts V):
+  // under 9 tokens, CUDA's matrix-vector launch of both types.
+  bool k_q6k = false;
 
   int64_t slot() const { return std::max(embd, ff) * tokens; }  // floats per arena slot
   int64_t rows(int s) const {
@@ -92,6 +95,7 @@ std::string case_name(const Case& c) {
   name += "_t";
   name += std::to_string(c.tokens);
   if (c.up_first) name += "_up_first";
+  if (c.k_q6k) name += "_k_q6_k";
   return name;
 }
 
@@ -105,11 +109,16 @@ struct Inputs {
 
 Inputs make_inputs(const Case& c, Rng& rng) {
   const int64_t e = c.embd, f = c.ff, t = c.tokens;
-  Inputs in{contiguous(GgmlType::F32, {e, t, 1, 1}), contiguous(GgmlType::F32, {e, t, 1, 1}),
-            contiguous(GgmlType::I32, {t, 1, 1, 1}), contiguous(GgmlType::F32, {e, 1, 1, 1}),
-            contiguous(GgmlType::F32, {e, 1, 1, 1}), contiguous(c.wtype, {e, e, 1, 1}),
-            contiguous(c.wtype, {e, e / 2, 1, 1}),   contiguous(c.wtype, {e, f, 1, 1}),
-            contiguous(c.wtype, {e, f, 1, 1}),       contiguous(c.wtype, {f, e, 1, 1})};
+  Inputs in{contiguous(GgmlType::F32, {e, t, 1, 1}),
+            contiguous(GgmlType::F32, {e, t, 1, 1}),
+            contiguous(GgmlType::I32, {t, 1, 1, 1}),
+            contiguous(GgmlType::F32, {e, 1, 1, 1}),
+            contiguous(GgmlType::F32, {e, 1, 1, 1}),
+            contiguous(c.wtype, {e, e, 1, 1}),
+            contiguous(c.k_q6k ? GgmlType::Q6_K : c.wtype, {e, e / 2, 1, 1}),
+            contiguous(c.wtype, {e, f, 1, 1}),
+            contiguous(c.wtype, {e, f, 1, 1}),
+            contiguous(c.wtype, {f, e, 1, 1})};
   for (HostTensor* h : {&in.x, &in.res, &in.wn, &in.wn2}) fill_normal(*h, rng);
   // Weights of sigma 1/sqrt(K), through the reference quantizer for block
   // types, as a model's: the products keep the activations' scale.
@@ -266,6 +275,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{GgmlType::Q4_K, 256, 768, 17}, Case{GgmlType::F16, 2048, 1024, 12},
                       Case{GgmlType::F16, 2560, 512, 10}, Case{GgmlType::F16, 4224, 512, 9},
                       Case{GgmlType::Q4_0, 256, 512, 3}, Case{GgmlType::Q4_K, 256, 768, 5},
+                      Case{GgmlType::Q4_K, 256, 768, 5, false, true},
                       Case{GgmlType::Q4_0, 2048, 1024, 8}),
     [](const auto& info) { return case_name(info.param); });
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/fusion.hpp"
@@ -374,12 +375,25 @@ TEST(CudaFusion, QuantizedNormFoldsIntoProducts) {
   const std::vector<UnitKind> folded{UnitKind::kMatvecAdd, UnitKind::kNormMatvec};
   EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ4_0, kQ4_0, 3, 2080))), folded);
   EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ6_K, kQ4_K, 3, 2048, 8192))), folded);
-  // V of another type: Q and K fold, V (a launch of its own) folds again
-  // from what the unit leaves in the activation cache.
-  std::vector<pi_node> g = quant_norm_nodes(kQ4_K, kQ4_K, 3, 2048);
-  g[6].src[0] = tensor(kQ6_K, kWeights, g[6].src[0].offset, {2048, 2048});
-  EXPECT_EQ(kinds(plan(g)), (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec,
-                                                   UnitKind::kSingle}));
+  // V in Q6_K after Q and K in Q4_K (llama.cpp's Q4_K_M): one unit, one
+  // launch of both types; in either order.
+  for (const auto& [qk, v] : {std::pair{kQ4_K, kQ6_K}, std::pair{kQ6_K, kQ4_K}}) {
+    std::vector<pi_node> g = quant_norm_nodes(kQ4_K, qk, 3, 2048);
+    g[6].src[0] = tensor(v, kWeights, g[6].src[0].offset, {2048, 2048});
+    const std::vector<Unit> u = plan(g);
+    ASSERT_EQ(kinds(u), folded) << qk << ", " << v;
+    EXPECT_EQ(u[1].count, 5u);
+  }
+  // V of a type one launch does not take with Q and K's: Q and K fold, V (a
+  // launch of its own) folds again from what the unit leaves in the
+  // activation cache.
+  for (const auto& [qk, v] : {std::pair{kQ4_0, kQ6_K}, std::pair{kQ4_K, kQ4_0}}) {
+    std::vector<pi_node> g = quant_norm_nodes(kQ4_K, qk, 3, 2048);
+    g[6].src[0] = tensor(v, kWeights, g[6].src[0].offset, {2048, 2048});
+    EXPECT_EQ(kinds(plan(g)), (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec,
+                                                     UnitKind::kSingle}))
+        << qk << ", " << v;
+  }
 }
 
 // Q8_0 products read residual codes, which the fold does not make; rows past
@@ -428,6 +442,11 @@ TEST(CudaFusion, QuantizedProductTakesTheNormAfterIt) {
   g[6].src[0] = tensor(kQ8_0, kWeights, g[6].src[0].offset, {4096, 4096});
   EXPECT_EQ(kinds(plan(g)), (std::vector<UnitKind>{UnitKind::kMatvecNormQ, UnitKind::kMatvecGroup,
                                                    UnitKind::kSingle}));
+  // V in Q6_K with Q and K in Q4_K (llama.cpp's Q4_K_M): the three in one launch.
+  g[6].src[0] = tensor(kQ6_K, kWeights, g[6].src[0].offset, {4096, 4096});
+  const std::vector<Unit> mixed = plan(g);
+  ASSERT_EQ(kinds(mixed), (std::vector<UnitKind>{UnitKind::kMatvecNormQ, UnitKind::kMatvecGroup}));
+  EXPECT_EQ(mixed[1].count, 3u);
   // F16 after it: the F16 fold; F16 before it: the norm kernel.
   EXPECT_FALSE(norm_q(quant_norm_nodes(kQ4_0, kF16)));
   EXPECT_FALSE(norm_q(quant_norm_nodes(kF16, kQ4_K)));

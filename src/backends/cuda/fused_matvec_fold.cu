@@ -33,7 +33,7 @@ const char* launch_matvec_add(const UnitContext& c) {
   // other (the residual) shares no byte with it.
   f.res = av.src[0].data == mv.dst.data ? av.src[1] : av.src[0];
   f.sum = av.dst;
-  return launch_matvec_fold(&mv.src[0], &mv.dst, 1, c.nodes[0].src[0].type, mv.src[1], f,
+  return launch_matvec_fold(&mv.src[0], &mv.dst, 1, &c.nodes[0].src[0].type, mv.src[1], f,
                             env_of(c, 0, 1))
              ? nullptr
              : kLaunchNodes;
@@ -42,9 +42,11 @@ const char* launch_matvec_add(const UnitContext& c) {
 const char* launch_norm_matvec(const UnitContext& c) {
   const int n = static_cast<int>(c.count) - 2;
   View w[kMaxGroupMats], d[kMaxGroupMats];
+  uint32_t types[kMaxGroupMats];
   for (int m = 0; m < n; ++m) {
     w[m] = c.views[2 + m].src[0];
     d[m] = c.views[2 + m].dst;
+    types[m] = c.nodes[2 + m].src[0].type;
   }
   MatvecFold f{};
   f.kind = kFoldNorm;
@@ -53,11 +55,10 @@ const char* launch_norm_matvec(const UnitContext& c) {
   f.out = c.views[1].dst;
   f.eps = c.nodes[0].f[0];
   const View& x = c.views[0].src[0];
-  const uint32_t type = c.nodes[2].src[0].type;
-  if (!launch_matvec_fold(w, d, n, type, x, f, env_of(c, 2, 0))) return kLaunchNodes;
-  // Quantized products over the MUL's output after the unit (V of another
-  // type than Q and K) fold the norm the same way (matvec.cu's refold).
-  if (type != kF16) {
+  if (!launch_matvec_fold(w, d, n, types, x, f, env_of(c, 2, 0))) return kLaunchNodes;
+  // Quantized products over the MUL's output after the unit (of another
+  // type than the unit's) fold the norm the same way (matvec.cu's refold).
+  if (types[0] != kF16) {
     ActQuantCache a{f.out.data, x.ne[0], 1, f.out.nb[1], false, true, ActForm::kNormFold};
     a.fold = FoldedNorm{x, f.nw, f.eps};
     *c.act_cache = a;

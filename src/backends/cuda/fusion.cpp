@@ -47,13 +47,19 @@ bool matvec_member(const pi_node& n) {
          matvec_fast_path(n.src[0].type, n.src[0].ne, n.src[1].ne);
 }
 
-// MUL_MATs from i on that read the same activations with weights of one type.
+// MUL_MATs from i on that read the same activations with weights of types
+// one launch takes together (one type, or Q4_K and Q6_K: matvec_types_group).
+// Q6_K V with Q4_K Q and K in one launch, not two, took llama-8b Q4_K_M tg128
+// from 408-409 to 431-433 tok/s and llama-1b Q4_K_M from 1,445-1,451 to
+// 1,514-1,573 (H200, session 34), though the mixed launch dots one row per
+// warp where Q4_K alone takes two (matvec.cu's launch_fast_nc).
 uint32_t matvec_group_at(const pi_graph& g, uint32_t i) {
   if (!matvec_member(g.nodes[i])) return 1;
   uint32_t n = 1;
   while (n < kMaxGroupMats && i + n < g.n_nodes) {
     const pi_node &a = g.nodes[i], &b = g.nodes[i + n];
-    if (!matvec_member(b) || !same_tensor(a.src[1], b.src[1]) || a.src[0].type != b.src[0].type)
+    if (!matvec_member(b) || !same_tensor(a.src[1], b.src[1]) ||
+        !matvec_types_group(a.src[0].type, b.src[0].type))
       break;
     bool free = true;
     for (uint32_t j = 0; j < n; ++j) free = free && independent(g.nodes[i + j], b);
@@ -126,7 +132,8 @@ bool fold_add_product(const pi_node& n) {
 
 // RMS_NORM(x), MUL(norm, w) at i of one vector of at most kMaxF16RowsK
 // values and 1-3 products at i + 2 over the MUL's output, all F16 or all
-// quantized (quant_fold_product); 0 when they do not fold (kNormMatvec), else
+// quantized (quant_fold_product) of one type, or Q4_K and Q6_K (a warp per
+// row, each of one matrix); 0 when they do not fold (kNormMatvec), else
 // the number of products. The products' blocks all read x and w while
 // the first block writes the norm's outputs and each block its rows, so no output may share bytes
 // with x, w, a weight or another output (the norm's two outputs may be the same elements, written

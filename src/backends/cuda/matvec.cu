@@ -20,7 +20,8 @@
 // gate and up): their rows are one grid. A product may also do the ADD,
 // RMS_NORM and MUL after it (norm_epilogue; matvec.hpp's MatvecNormQ), or
 // the residual ADD after it and the RMS_NORM and MUL before it (matvec_fast's
-// FOLD; matvec.hpp's MatvecFold).
+// FOLD; matvec.hpp's MatvecFold). Q4_K and Q6_K matrices share a launch
+// (kKQuantMix: each warp's rows are one matrix's, dotted as its type).
 // Other types and batched products take the generic kernel: lanes decode
 // consecutive 8-value chunks (quant_decode.cuh) in float32.
 #include <cuda_pipeline.h>
@@ -122,6 +123,17 @@ struct Fmt<kF16> {
   static constexpr int kBlock = 1, kBytes = 2, kSeg = 2048;
 };
 
+// The launch type of a group of Q4_K and Q6_K matrices (not a GGUF id): a
+// warp takes one row (launch_fast_nc), staged and dotted as its matrix's
+// type (FastArgs::q6k_mats, as_type); the slots hold the larger Q6_K
+// segment. One launch puts llama.cpp Q4_K_M's Q6_K V rows in the wave of Q
+// and K's, not in a kernel of their own (fusion.cpp's matvec_group_at).
+constexpr uint32_t kKQuantMix = 0x10000;
+template <>
+struct Fmt<kKQuantMix> : Fmt<kQ6_K> {};
+static_assert(Fmt<kQ4_K>::kSeg == Fmt<kQ6_K>::kSeg && Fmt<kQ4_K>::kBlock == Fmt<kQ6_K>::kBlock,
+              "a mixed group's segments cut both types' rows alike");
+
 // Shared-memory bytes per warp: a segment plus the alignment slack.
 template <uint32_t T>
 struct Slot {
@@ -144,6 +156,8 @@ struct FastArgs {
   View w[kMaxGroupMats], d[kMaxGroupMats];
   int64_t row_end[kMaxGroupMats];
   int nmat;
+  // kKQuantMix: bit m set where matrix m's weights are Q6_K (else Q4_K).
+  unsigned q6k_mats;
   int ncols;
   // Quantized types: activations as 8-bit blocks of 32: codes and residual
   // codes [ncols][K], scales and scale * Σ codes [ncols][K/32].
@@ -298,11 +312,37 @@ struct SegRef {
   int64_t n;  // row within matrix m
 };
 
+// The group's matrix that flat row `row` is in.
+__device__ __forceinline__ int matrix_of(const FastArgs& p, int64_t row) {
+  int m = 0;
+  while (m + 1 < p.nmat && row >= p.row_end[m]) ++m;
+  return m;
+}
+
+template <uint32_t U>
+struct TypeC {
+  static constexpr uint32_t kT = U;
+};
+
+// f(TypeC<U>{}) with U the type of rows that launch type T dots: T, or under
+// kKQuantMix Q6_K where `q6` (the rows' matrix is Q6_K), else Q4_K. `q6` is
+// uniform over the warp, so the branch does not split it.
+template <uint32_t T, class F>
+__device__ __forceinline__ void as_type(bool q6, F&& f) {
+  if constexpr (T == kKQuantMix) {
+    if (q6)
+      f(TypeC<kQ6_K>{});
+    else
+      f(TypeC<kQ4_K>{});
+  } else {
+    f(TypeC<T>{});
+  }
+}
+
 template <uint32_t T>
 __device__ __forceinline__ SegRef seg_ref(const FastArgs& p, int64_t row, int64_t seg) {
   using F = Fmt<T>;
-  int m = 0;
-  while (m + 1 < p.nmat && row >= p.row_end[m]) ++m;
+  const int m = matrix_of(p, row);
   const View& w = p.w[m];
   const int64_t n = row - (m == 0 ? 0 : p.row_end[m - 1]), k = w.ne[0];
   const int64_t k0 = seg * F::kSeg;
@@ -575,6 +615,7 @@ template <uint32_t T, int NC, int R, int FOLD = kFoldNone>
 __global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
                              NC == 1 ? 4 : 1) void matvec_fast(FastArgs p, MatvecFold f) {
   static_assert(FOLD == kFoldNone || NC == 1, "a fold takes one column");
+  static_assert(T != kKQuantMix || R == 1, "a mixed group's warp takes one row, of one type");
   constexpr int kNW = FastWarps<T, R>::kN;
   constexpr bool kNorm = FOLD == kFoldNorm;
   constexpr int kFoldBlocks = kNorm ? kMaxNormFoldQK / 32 : 1;
@@ -595,17 +636,23 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
   SegRef r[R];
   const uint8_t* s[R];
   bool a16[R];
+  // kKQuantMix: the warp's row is Q6_K (as_type).
+  auto q6_row = [&] { return T == kKQuantMix && live && (p.q6k_mats >> matrix_of(p, row0)) & 1u; };
+  bool q6 = q6_row();
   // Starts the copies of segment `seg` of the warp's rows.
   auto stage_rows = [&](int64_t seg) {
+    as_type<T>(q6, [&](auto t) {
+      constexpr uint32_t U = decltype(t)::kT;
 #pragma unroll
-    for (int i = 0; i < R; ++i) {
-      if (i < nrows) {
-        r[i] = seg_ref<T>(p, row0 + i, seg);
-        const int h = stage<T>(r[i], smem[warp][i], lane);
-        s[i] = smem[warp][i] + h;
-        a16[i] = h == 0;
+      for (int i = 0; i < R; ++i) {
+        if (i < nrows) {
+          r[i] = seg_ref<U>(p, row0 + i, seg);
+          const int h = stage<U>(r[i], smem[warp][i], lane);
+          s[i] = smem[warp][i] + h;
+          a16[i] = h == 0;
+        }
       }
-    }
+    });
     __pipeline_commit();
   };
   // Weights no kernel writes (FastArgs::early): the first segment streams in
@@ -633,7 +680,10 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
     for (int64_t seg = 0;;) {
       __pipeline_wait_prior(0);
       __syncwarp();
-      segment_dot<T, NC, R, kNorm>(p, s, a16, nrows, k, r[0].k0, r[0].len, ncols, lane, acc, sa);
+      as_type<T>(q6, [&](auto t) {
+        segment_dot<decltype(t)::kT, NC, R, kNorm>(p, s, a16, nrows, k, r[0].k0, r[0].len, ncols,
+                                                   lane, acc, sa);
+      });
       if (++seg * Fmt<T>::kSeg >= k) break;
       __syncwarp();  // the segment is consumed before its slot is overwritten
       stage_rows(seg);
@@ -675,6 +725,7 @@ __global__ __launch_bounds__(FastWarps<T, R>::kN * 32,
       row0 += static_cast<int64_t>(gridDim.x) * kNW * R;
       if (row0 >= rows) break;
       nrows = rows_at();
+      q6 = q6_row();
       __syncwarp();  // the last segment is consumed before its slot is overwritten
       stage_rows(0);
     }
@@ -1062,7 +1113,9 @@ void launch_fast_r(const FastArgs& p, cudaStream_t stream, const MatvecFold& f =
 // and for the down projection's four-segment rows.
 //
 // Under a folded norm, one row per warp: two cost llama-8b Q4_K_M tg128 6%
-// (402 -> 381 tok/s) and llama-1b Q4_K_M 2% (H200, session 25).
+// (402 -> 381 tok/s) and llama-1b Q4_K_M 2% (H200, session 25). One row
+// everywhere cost llama-8b Q4_K_M 4% (432 -> 415); two only where the grid
+// still had a block per multiprocessor was within the spread (session 34).
 template <uint32_t T, int NC, int FOLD = kFoldNone>
 void launch_fast_nc(const FastArgs& p, cudaStream_t stream, const MatvecFold& f = {},
                     int sm_count = 0) {
@@ -1089,6 +1142,9 @@ bool launch_fast_fold(uint32_t type, const FastArgs& p, const MatvecFold& f, cud
       return true;
     case kQ6_K:
       launch_fast_nc<kQ6_K, 1, FOLD>(p, stream, f, sm_count);
+      return true;
+    case kKQuantMix:
+      launch_fast_nc<kKQuantMix, 1, FOLD>(p, stream, f, sm_count);
       return true;
     case kQ8_0:
       if constexpr (FOLD == kFoldNorm) {
@@ -1124,6 +1180,8 @@ void launch_fast(uint32_t type, const FastArgs& p, cudaStream_t stream) {
       return launch_fast_t<kQ4_K>(p, stream);
     case kQ6_K:
       return launch_fast_t<kQ6_K>(p, stream);
+    case kKQuantMix:
+      return launch_fast_t<kKQuantMix>(p, stream);
     case kQ8_0:
       return launch_fast_t<kQ8_0>(p, stream);
     default:
@@ -1131,9 +1189,24 @@ void launch_fast(uint32_t type, const FastArgs& p, cudaStream_t stream) {
   }
 }
 
-// The fast path's arguments over `n` matrices for activation columns [c0, c0 + ncols).
-FastArgs fast_args(const View* w, const View* d, int n, const View& a, int64_t c0, int ncols,
-                   const MatvecEnv& env) {
+// launch_type of types no one launch takes together.
+constexpr uint32_t kNoGroup = 0xffffffffu;
+
+// The launch type of n matrices' weights of types[m]: their one type,
+// kKQuantMix for Q4_K and Q6_K together, else kNoGroup.
+uint32_t launch_type(const uint32_t* types, int n) {
+  bool same = true, kquants = true;
+  for (int m = 0; m < n; ++m) {
+    same = same && types[m] == types[0];
+    kquants = kquants && (types[m] == kQ4_K || types[m] == kQ6_K);
+  }
+  return same ? types[0] : kquants ? kKQuantMix : kNoGroup;
+}
+
+// The fast path's arguments over `n` matrices of types[m] for activation
+// columns [c0, c0 + ncols).
+FastArgs fast_args(const View* w, const View* d, int n, const uint32_t* types, const View& a,
+                   int64_t c0, int ncols, const MatvecEnv& env) {
   FastArgs p{};
   int64_t rows = 0;
   for (int m = 0; m < n; ++m) {
@@ -1142,6 +1215,7 @@ FastArgs fast_args(const View* w, const View* d, int n, const View& a, int64_t c
     p.d[m].data += c0 * d[m].nb[1];
     rows += w[m].ne[1];
     p.row_end[m] = rows;
+    if (types[m] == kQ6_K) p.q6k_mats |= 1u << m;
   }
   p.nmat = n;
   p.ncols = ncols;
@@ -1199,9 +1273,10 @@ bool refold(const View* d, int n, uint32_t type, const FastArgs& p, const Matvec
   return launch_fast_fold<kFoldNorm>(type, q, f, env.stream, env.sm_count);
 }
 
-void fast_pass(const View* w, const View* d, int n, uint32_t type, const View& a, int64_t c0,
-               int ncols, const MatvecEnv& env) {
-  FastArgs p = fast_args(w, d, n, a, c0, ncols, env);
+void fast_pass(const View* w, const View* d, int n, const uint32_t* types, const View& a,
+               int64_t c0, int ncols, const MatvecEnv& env) {
+  FastArgs p = fast_args(w, d, n, types, a, c0, ncols, env);
+  const uint32_t type = launch_type(types, n);
   if (float_acts(type)) return launch_fast(type, p, env.stream);
   if (refold(d, n, type, p, env)) return;
   fast_acts(p, type, env);
@@ -1262,7 +1337,7 @@ bool launch_matvec_norm_q(const View& w, const View& d, uint32_t type, const Vie
   // then start scratch, with no norm pending on them.
   const ActQuantCache& held = *env.cache;
   if (held.valid && (held.offset != 0 || held.norm.ssq != nullptr)) return false;
-  FastArgs p = fast_args(&w, &d, 1, a, 0, 1, env);
+  FastArgs p = fast_args(&w, &d, 1, &type, a, 0, 1, env);
   fast_acts(p, type, env);
   const size_t at = align256(act_quant_bytes(w.ne[0], 1));
   const ActQuantPtrs q = act_quant_at(env.scratch + at, n, 1, false);
@@ -1285,9 +1360,11 @@ bool launch_matvec_norm_q(const View& w, const View& d, uint32_t type, const Vie
   return true;
 }
 
-bool launch_matvec_fold(const View* w, const View* d, int n, uint32_t type, const View& a,
+bool launch_matvec_fold(const View* w, const View* d, int n, const uint32_t* types, const View& a,
                         const MatvecFold& f, const MatvecEnv& env) {
-  FastArgs p = fast_args(w, d, n, a, 0, 1, env);
+  const uint32_t type = launch_type(types, n);
+  if (type == kNoGroup) return false;
+  FastArgs p = fast_args(w, d, n, types, a, 0, 1, env);
   const bool f16 = float_acts(type);
   // The folds read and write their vectors 16 bytes at a time, or not at all
   // (fusion.cpp checks the offsets; this, the buffers' own alignment).
@@ -1303,22 +1380,28 @@ bool launch_matvec_fold(const View* w, const View* d, int n, uint32_t type, cons
   return launch_fast_fold<kFoldAdd>(type, p, f, env.stream, 0);
 }
 
-void launch_matvec_group(const View* w, const View* d, int n, uint32_t type, const View& a,
+void launch_matvec_group(const View* w, const View* d, int n, const uint32_t* types, const View& a,
                          MatvecEnv env) {
-  const bool fast = matvec_fast_path(type, w[0].ne, a.ne) && (float_acts(type) || env.scratch);
+  if (launch_type(types, n) == kNoGroup) {
+    for (int m = 0; m < n; ++m) launch_matvec_group(&w[m], &d[m], 1, &types[m], a, env);
+    return;
+  }
+  // Q4_K and Q6_K together take it where either type alone would.
+  const bool fast =
+      matvec_fast_path(types[0], w[0].ne, a.ne) && (float_acts(types[0]) || env.scratch);
   // One pass only: a second pass's quantized columns overwrite the first's.
   if (a.ne[1] > kMaxVecCols) env.cache = nullptr;
   for (int64_t c0 = 0; c0 < a.ne[1]; c0 += kMaxVecCols) {
     const int ncols = static_cast<int>(a.ne[1] - c0 < kMaxVecCols ? a.ne[1] - c0 : kMaxVecCols);
     if (fast) {
-      fast_pass(w, d, n, type, a, c0, ncols, env);
+      fast_pass(w, d, n, types, a, c0, ncols, env);
       continue;
     }
     for (int m = 0; m < n; ++m) {
       View ac = a, dc = d[m];
       ac.data += c0 * a.nb[1];
       dc.data += c0 * d[m].nb[1];
-      MatvecArgs p{w[m], ac, dc, type, ncols, a.ne[2] / w[m].ne[2], a.ne[3] / w[m].ne[3]};
+      MatvecArgs p{w[m], ac, dc, types[m], ncols, a.ne[2] / w[m].ne[2], a.ne[3] / w[m].ne[3]};
       const dim3 grid(static_cast<unsigned>((w[m].ne[1] + kWarps - 1) / kWarps),
                       static_cast<unsigned>(a.ne[2] * a.ne[3]));
       launch_pdl(matvec_kernel, grid, kWarps * 32, 0, env.stream, p);

@@ -56,13 +56,15 @@ struct MatvecFold {
   float eps = 0.0f;
 };
 
-// The n products of one activation column a with `f` folded in, weights of
-// `type`: F16 when the direct kernel takes them (rows, a and f's vectors
-// 16-byte aligned); quantized on the fast path (Q4_0, Q4_K, Q6_K; Q8_0 only
-// under kFoldAdd), kFoldNorm with a and f's vectors 16-byte aligned and at
-// most kMaxNormFoldQK values, the activations made in each block's shared
-// memory; false when it does not, and then nothing is launched.
-bool launch_matvec_fold(const View* w, const View* d, int n, uint32_t type, const View& a,
+// The n products of one activation column a with `f` folded in, weights w[m]
+// of types[m] (GGUF ids), all of one type or Q4_K and Q6_K together (one
+// launch, a warp's rows of one matrix): F16 when the direct kernel takes them
+// (rows, a and f's vectors 16-byte aligned); quantized on the fast path
+// (Q4_0, Q4_K, Q6_K; Q8_0 only under kFoldAdd), kFoldNorm with a and f's
+// vectors 16-byte aligned and at most kMaxNormFoldQK values, the activations
+// made in each block's shared memory; false when it does not, and then
+// nothing is launched.
+bool launch_matvec_fold(const View* w, const View* d, int n, const uint32_t* types, const View& a,
                         const MatvecFold& f, const MatvecEnv& env);
 
 // The ADD, RMS_NORM and MUL after a quantized decode product, done by the
@@ -88,11 +90,12 @@ struct MatvecNormQ {
 bool launch_matvec_norm_q(const View& w, const View& d, uint32_t type, const View& a,
                           const MatvecNormQ& e, const MatvecEnv& env);
 
-// For each of the n (<= kMaxGroupMats) weights w[m] of one type and K:
-// d[m][i, j, b2, b3] = Σ_k w[m][k, i, b2/r2, b3/r3] · a[k, j, b2, b3] for
-// every column j (in passes of kMaxVecCols columns), with the fast path's
-// matrices in one launch.
-void launch_matvec_group(const View* w, const View* d, int n, uint32_t type, const View& a,
+// For each of the n (<= kMaxGroupMats) weights w[m] of types[m] (GGUF ids)
+// and one K: d[m][i, j, b2, b3] = Σ_k w[m][k, i, b2/r2, b3/r3] · a[k, j, b2,
+// b3] for every column j (in passes of kMaxVecCols columns), with the fast
+// path's matrices in one launch where they are of one type or Q4_K and Q6_K
+// (matvec_types_group), else one launch each.
+void launch_matvec_group(const View* w, const View* d, int n, const uint32_t* types, const View& a,
                          MatvecEnv env);
 
 }  // namespace polyinfer::cuda

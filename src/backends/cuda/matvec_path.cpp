@@ -17,6 +17,11 @@ bool matvec_fast_path(uint32_t type, const int64_t* wne, const int64_t* ane) {
   return fast_type(type) && ane[2] * ane[3] == 1 && wne[2] * wne[3] == 1 && wne[0] % 32 == 0;
 }
 
+bool matvec_types_group(uint32_t a, uint32_t b) {
+  const auto kquant = [](uint32_t t) { return t == kQ4_K || t == kQ6_K; };
+  return a == b || (kquant(a) && kquant(b));
+}
+
 bool takes_matvec(const pi_node& n) {
   return n.src[1].ne[1] <= kMaxVecCols;
 }

@@ -41,6 +41,12 @@ constexpr int64_t kMaxNormQRows = 8192, kMinNormQRows = 4096;
 // `wne`/`ane`: the weight's and the activations' ne[4].
 bool matvec_fast_path(uint32_t type, const int64_t* wne, const int64_t* ane);
 
+// Whether one fast-path launch takes products of weight types a and b
+// together: the same type, or Q4_K and Q6_K (matvec.cu's kKQuantMix, a warp's
+// rows of one matrix and so of one type). llama.cpp's Q4_K_M files keep V in
+// Q6_K in some layers (its use_more_bits), next to Q and K in Q4_K.
+bool matvec_types_group(uint32_t a, uint32_t b);
+
 // The node takes the matrix-vector path (not the GEMM).
 bool takes_matvec(const pi_node& n);
 

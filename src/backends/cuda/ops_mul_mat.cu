@@ -192,7 +192,7 @@ const char* launch_gemm(const LaunchContext& c) {
 
 const char* launch_mul_mat(const LaunchContext& c) {
   if (!use_gemm(c.node)) {
-    launch_matvec_group(&c.src[0], &c.dst, 1, c.node.src[0].type, c.src[1],
+    launch_matvec_group(&c.src[0], &c.dst, 1, &c.node.src[0].type, c.src[1],
                         MatvecEnv{c.scratch, c.act_cache, c.stream, c.src0_constant, c.sm_count});
     return nullptr;
   }
@@ -228,11 +228,13 @@ const char* launch_gemm_pair(const UnitContext& c) {
 
 const char* launch_mul_mat_group(const UnitContext& c) {
   View w[kMaxGroupMats], d[kMaxGroupMats];
+  uint32_t types[kMaxGroupMats];
   for (uint32_t m = 0; m < c.count; ++m) {
     w[m] = c.views[m].src[0];
     d[m] = c.views[m].dst;
+    types[m] = c.nodes[m].src[0].type;
   }
-  launch_matvec_group(w, d, static_cast<int>(c.count), c.nodes[0].src[0].type, c.views[0].src[1],
+  launch_matvec_group(w, d, static_cast<int>(c.count), types, c.views[0].src[1],
                       MatvecEnv{c.scratch, c.act_cache, c.stream, weights_constant(c), c.sm_count});
   return nullptr;
 }
