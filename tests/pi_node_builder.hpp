@@ -13,7 +13,8 @@
 namespace polyinfer::test_graph {
 
 // GGUF type codes of the stand-in tensors.
-constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kI32 = 26;
+constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14,
+                   kI32 = 26;
 
 // srcs: at most PI_MAX_SRC tensors, in the op's source order (include/polyinfer/backend/abi.h).
 inline pi_node node(pi_op op, std::initializer_list<pi_tensor> srcs, const pi_tensor& dst) {

@@ -455,8 +455,9 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
 // n_kv: one block per head, two blocks and a merge, and past the short-KV
 // decode kernel (CUDA; there the O projection's activations are quantized
 // after the attention's merge, not in its kernel); 254: the steps cross from
-// the short kernel to the long one. Q4_K: two weight rows per warp; Q8_0:
-// the residual activation codes; rope_k_apart: ROPE K's output in a slot of
+// the short kernel to the long one. Q4_K: two weight rows per warp; Q5_K:
+// the same with the fifth bits (and under the folded norm with
+// norm_of_input); Q8_0: the residual activation codes; rope_k_apart: ROPE K's output in a slot of
 // its own, as the memory plan lays out a model (CUDA's ROPE+KV unit as a grid;
 // Vulkan: ROPE K and its cache write in the K product's epilogue, for Q4_K
 // with a pair's rows in two workgroups); freq_factors: llama 3's rope_freqs
@@ -470,6 +471,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40}, Case{GgmlType::Q4_0, 100},
                       Case{GgmlType::F16, 300}, Case{GgmlType::Q4_0, 254},
                       Case{GgmlType::Q4_0, 300}, Case{GgmlType::Q4_K, 40}, Case{GgmlType::Q8_0, 40},
+                      Case{GgmlType::Q5_K, 40}, Case{GgmlType::Q5_K, 40, true, false, true},
                       Case{GgmlType::F16, 40, true}, Case{GgmlType::Q4_0, 254, true},
                       Case{GgmlType::Q4_0, 40, true, true}, Case{GgmlType::Q4_K, 40, true},
                       Case{GgmlType::Q4_K, 40, true, true},

@@ -359,7 +359,7 @@ bool norm_q(const std::vector<pi_node>& g) {
 // activations from the norm's input themselves, and the product before the
 // norm does the ADD: no norm kernel (llama-1b's 2,048 values).
 TEST(CudaFusion, QuantizedNormFoldsIntoProducts) {
-  for (uint32_t t : {kQ4_0, kQ4_K, kQ6_K}) {
+  for (uint32_t t : {kQ4_0, kQ4_K, kQ5_K, kQ6_K}) {
     for (int products : {1, 2, 3}) {
       const std::vector<Unit> u = plan(quant_norm_nodes(kQ4_K, t, products, 2048));
       ASSERT_EQ(kinds(u), (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec}))
@@ -411,6 +411,7 @@ TEST(CudaFusion, QuantizedNormFoldNeedsShortRowsAndNoResidualCodes) {
 // fold it (measured, fusion.cpp's norm_before_kquants).
 TEST(CudaFusion, QuantizedNormFoldOrEpilogueByType) {
   EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_K)));
+  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ5_K)));
   EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ6_K)));
   EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ4_K, kQ4_0))),
             (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec}));

@@ -25,7 +25,7 @@ enum class UnitKind : uint8_t {
   // where a kNormMatvec follows, which reads the sum.
   kMatvecAdd,
   // RMS_NORM(x), MUL(norm, w), 1-3 products over the MUL's output, one
-  // column, F16 or quantized (Q4_0, Q4_K, Q6_K of rows up to kMaxNormFoldQK):
+  // column, F16 or quantized (Q4_0, Q4_K, Q5_K, Q6_K of rows up to kMaxNormFoldQK):
   // the products' kernel dots x · w (quantized: each block makes the 8-bit
   // blocks of x · w in its shared memory) and scales by the norm's factor,
   // with no norm kernel before it (matvec.hpp's MatvecFold).

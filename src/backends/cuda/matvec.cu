@@ -1,12 +1,12 @@
 // MUL_MAT for decode (at most kMaxVecCols activation columns), weights read
 // once in their stored format.
 //
-// Fast path (Q4_0, Q4_K, Q6_K, Q8_0, F16; unbatched): a warp per weight row
-// (two rows for K-quant rows of one segment, launch_fast_nc).
+// Fast path (Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, F16; unbatched): a warp per weight row
+// (two for Q4_K and Q6_K rows of one segment, launch_fast_nc).
 // The warp copies a segment of its row (up to 4,096 values) into shared
 // memory with 16-byte asynchronous copies (cp.async) of the aligned bytes
 // around it, so the row is read from DRAM in whole sectors whatever its
-// alignment, then dots it from shared memory. Q4_0, Q4_K and Q6_K rows are
+// alignment, then dots it from shared memory. Q4_0 and K-quant rows are
 // dotted with activations quantized once per call to 8-bit blocks of 32
 // (float32 scale, docs/OPS.md allows it) through __dp4a; Q8_0 rows with the
 // same codes plus their residual codes (act_quant.cuh: 16-bit activations,
@@ -109,6 +109,10 @@ struct Fmt<kQ4_0> {
 template <>
 struct Fmt<kQ4_K> {
   static constexpr int kBlock = 256, kBytes = 144, kSeg = 4096;
+};
+template <>
+struct Fmt<kQ5_K> {
+  static constexpr int kBlock = 256, kBytes = 176, kSeg = 4096;
 };
 template <>
 struct Fmt<kQ6_K> {
@@ -226,6 +230,20 @@ __device__ __forceinline__ int dp4a(uint32_t a, int b, int c) {
   return __dp4a(static_cast<int>(a), b, c);
 }
 
+// Eight words of shared memory at p: two 16-byte loads where p is 16-byte
+// aligned, else 2-byte aligned loads.
+__device__ __forceinline__ void load32x8(const uint8_t* p, bool a16, uint32_t q[8]) {
+  if (a16) {
+    const uint4 v0 = *reinterpret_cast<const uint4*>(p);
+    const uint4 v1 = *reinterpret_cast<const uint4*>(p + 16);
+    q[0] = v0.x, q[1] = v0.y, q[2] = v0.z, q[3] = v0.w;
+    q[4] = v1.x, q[5] = v1.y, q[6] = v1.z, q[7] = v1.w;
+  } else {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) q[i] = lds32(p + 4 * i);
+  }
+}
+
 // Σ over unit u (32 values) of a staged segment `s` times activation block
 // codes `x` (8 words), in units of (weight scale · activation scale), plus
 // the block's min term through `asum` (activation scale · Σ codes).
@@ -247,8 +265,11 @@ __device__ __forceinline__ float unit_dot(const uint8_t* s, int u, const int x[8
     // Σ (q − 8)·x = Σ q·x − 8·Σ x: the offset through asum, not per byte
     // (__vsub4 has no sm_90 instruction; the products are issue-bound).
     return d * (ad * static_cast<float>(dot) - 8.0f * asum);
-  } else if constexpr (T == kQ4_K) {
-    const uint8_t* b = s + (u / 8) * 144;
+  } else if constexpr (T == kQ4_K || T == kQ5_K) {
+    // Q5_K: Q4_K's scales and nibbles (at 48, not 16), and bit j of each
+    // value's byte of qh (32 bytes at 16) as the fifth bit.
+    constexpr bool kFive = T == kQ5_K;
+    const uint8_t* b = s + (u / 8) * Fmt<T>::kBytes;
     const int j = u % 8;
     const float d = f16_bits_to_f32(ld16(b)), dmin = f16_bits_to_f32(ld16(b + 2));
     // scale_min_k4 without a branch (lanes of a warp take different j).
@@ -257,21 +278,19 @@ __device__ __forceinline__ float unit_dot(const uint8_t* s, int u, const int x[8
     const int s_lo = sb[lo], s_hi = sb[hi];
     const int sc = j < 4 ? (s_lo & 63) : ((s_lo & 0x0F) | ((s_hi >> 6) << 4));
     const int mn = j < 4 ? (s_hi & 63) : ((s_lo >> 4) | ((sb[j] >> 6) << 4));
-    const uint8_t* qs = b + 16 + (j / 2) * 32;
+    const uint8_t* qs = b + (kFive ? 48 : 16) + (j / 2) * 32;
     const int shift = 4 * (j % 2);
-    uint32_t q[8];
-    if (a16) {  // the block's codes sit at a 16-byte aligned address
-      const uint4 v0 = *reinterpret_cast<const uint4*>(qs);
-      const uint4 v1 = *reinterpret_cast<const uint4*>(qs + 16);
-      q[0] = v0.x, q[1] = v0.y, q[2] = v0.z, q[3] = v0.w;
-      q[4] = v1.x, q[5] = v1.y, q[6] = v1.z, q[7] = v1.w;
-    } else {
-#pragma unroll
-      for (int i = 0; i < 8; ++i) q[i] = lds32(qs + 4 * i);
-    }
+    uint32_t q[8], h[8];
+    // The block's codes sit at 16-byte aligned addresses (a16; Q5_K's qh too).
+    load32x8(qs, a16, q);
+    if constexpr (kFive) load32x8(b + 16, a16, h);
     int dot = 0;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) dot = dp4a((q[i] >> shift) & 0x0f0f0f0fu, x[i], dot);
+    for (int i = 0; i < 8; ++i) {
+      uint32_t v = (q[i] >> shift) & 0x0f0f0f0fu;
+      if constexpr (kFive) v |= ((h[i] >> j) & 0x01010101u) << 4;
+      dot = dp4a(v, x[i], dot);
+    }
     return d * static_cast<float>(sc) * ad * static_cast<float>(dot) -
            dmin * static_cast<float>(mn) * asum;
   } else {  // Q6_K
@@ -1112,6 +1131,9 @@ void launch_fast_r(const FastArgs& p, cudaStream_t stream, const MatvecFold& f =
 // matrix 125 us against 148); no change for Q4_0, and 2 % slower for Q8_0
 // and for the down projection's four-segment rows.
 //
+// Q5_K rows go one per warp: two spill under the 64 registers of four
+// blocks per multiprocessor (its fifth bits' words beside the nibbles').
+//
 // Under a folded norm, one row per warp: two cost llama-8b Q4_K_M tg128 6%
 // (402 -> 381 tok/s) and llama-1b Q4_K_M 2% (H200, session 25). One row
 // everywhere cost llama-8b Q4_K_M 4% (432 -> 415); two only where the grid
@@ -1139,6 +1161,9 @@ bool launch_fast_fold(uint32_t type, const FastArgs& p, const MatvecFold& f, cud
       return true;
     case kQ4_K:
       launch_fast_nc<kQ4_K, 1, FOLD>(p, stream, f, sm_count);
+      return true;
+    case kQ5_K:
+      launch_fast_nc<kQ5_K, 1, FOLD>(p, stream, f, sm_count);
       return true;
     case kQ6_K:
       launch_fast_nc<kQ6_K, 1, FOLD>(p, stream, f, sm_count);
@@ -1178,6 +1203,8 @@ void launch_fast(uint32_t type, const FastArgs& p, cudaStream_t stream) {
       return launch_fast_t<kQ4_0>(p, stream);
     case kQ4_K:
       return launch_fast_t<kQ4_K>(p, stream);
+    case kQ5_K:
+      return launch_fast_t<kQ5_K>(p, stream);
     case kQ6_K:
       return launch_fast_t<kQ6_K>(p, stream);
     case kKQuantMix:

@@ -60,7 +60,7 @@ struct MatvecFold {
 // of types[m] (GGUF ids), all of one type or Q4_K and Q6_K together (one
 // launch, a warp's rows of one matrix): F16 when the direct kernel takes them
 // (rows, a and f's vectors 16-byte aligned); quantized on the fast path
-// (Q4_0, Q4_K, Q6_K; Q8_0 only under kFoldAdd), kFoldNorm with a and f's
+// (Q4_0, Q4_K, Q5_K, Q6_K; Q8_0 only under kFoldAdd), kFoldNorm with a and f's
 // vectors 16-byte aligned and at most kMaxNormFoldQK values, the activations
 // made in each block's shared memory; false when it does not, and then
 // nothing is launched.
@@ -83,7 +83,7 @@ struct MatvecNormQ {
 };
 
 // d[n] = Σ_k w[k, n] · a[k] for one activation column a [k] (float32) and
-// quantized weights w [k, rows] of `type` (Q4_0, Q4_K, Q6_K, Q8_0; rows a
+// quantized weights w [k, rows] of `type` (Q4_0, Q4_K, Q5_K, Q6_K, Q8_0; rows a
 // multiple of 128, at most kMaxNormQRows), d [rows] float32, then e's nodes;
 // false, with nothing launched, when the fast path does not take it or the
 // activation cache holds blocks away from the start of scratch.

@@ -5,10 +5,10 @@ namespace {
 
 // GGUF type ids (cuda_common.cuh has them for device code, which a host .cpp
 // cannot include).
-constexpr uint32_t kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14;
+constexpr uint32_t kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14;
 
 bool fast_type(uint32_t t) {
-  return t == kQ4_0 || t == kQ4_K || t == kQ6_K || t == kF16 || t == kQ8_0;
+  return t == kQ4_0 || t == kQ4_K || t == kQ5_K || t == kQ6_K || t == kF16 || t == kQ8_0;
 }
 
 }  // namespace
