@@ -453,18 +453,18 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
 }
 
 // n_kv: one block per head, two blocks and a merge, and past the short-KV
-// decode kernel (CUDA; there the O projection's activations are quantized
-// after the attention's merge, not in its kernel); 254: the steps cross from
-// the short kernel to the long one. Q4_K: two weight rows per warp; Q5_K:
-// the same with the fifth bits (and under the folded norm with
-// norm_of_input); Q8_0: the residual activation codes; rope_k_apart: ROPE K's output in a slot of
-// its own, as the memory plan lays out a model (CUDA's ROPE+KV unit as a grid;
-// Vulkan: ROPE K and its cache write in the K product's epilogue, for Q4_K
-// with a pair's rows in two workgroups); freq_factors: llama 3's rope_freqs
-// (there, in the epilogue's src1 slot); norm_of_input: the attention norm
-// reads the layer's input, not the ADD's sum, so that CUDA folds it into the
-// Q, K and V products (a one-wave grid, a warp per row) as it does in a
-// model after the product that adds the residual; v_q6_k: V's rows in Q6_K
+// decode kernel (CUDA; there the O projection's activations are quantized after
+// the attention's merge, not in its kernel); 254: the steps cross from the
+// short kernel to the long one. Q4_K: two weight rows per warp; Q5_K: one row
+// per warp, Q4_K's dot with the fifth bits (also under the folded norm,
+// norm_of_input); Q8_0: the residual activation codes; rope_k_apart: ROPE K's
+// output in a slot of its own, as the memory plan lays out a model (CUDA's
+// ROPE+KV unit as a grid; Vulkan: ROPE K and its cache write in the K product's
+// epilogue, for Q4_K with a pair's rows in two workgroups); freq_factors: llama
+// 3's rope_freqs (there, in the epilogue's src1 slot); norm_of_input: the
+// attention norm reads the layer's input, not the ADD's sum, so that CUDA folds
+// it into the Q, K and V products (a one-wave grid, a warp per row) as it does
+// in a model after the product that adds the residual; v_q6_k: V's rows in Q6_K
 // next to Q and K's Q4_K, which CUDA dots in the same launch.
 INSTANTIATE_TEST_SUITE_P(
     Steps, DecodeGraph,

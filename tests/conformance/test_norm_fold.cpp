@@ -10,18 +10,18 @@
 // Q4_0, Q4_K or Q6_K weights over 4,096-8,192 values, the ADD, RMS_NORM and
 // MUL into the first product's kernel, which quantizes sum · w for the next
 // products (kMatvecNormQ), whose rows are a down projection's 14,336 values
-// or as long as the others; with Q4_0, Q4_K or Q6_K products after the norm
-// over at most 4,096 values (llama-1b's 2,048; 2,080 for Q4_0, whose last
-// pass of a warp is partly past the row), the ADD into the first product's
-// kernel (any quantized type, Q8_0 too) and the norm into the next products',
-// whose blocks each make the 8-bit blocks of x · w (kMatvecAdd, kNormMatvec;
-// a V of Q6_K after Q4_K products folds it again, one of Q8_0 quantizes the
-// MUL's output); every length is a multiple of 32 (256 for
-// K-quants), as its matrix-vector path needs (tests/unit/test_cuda_fusion.cpp
-// checks that these graphs fold); also with a Q8_0 product before the norm,
-// and with V of another type than Q and K, launched apart: Q6_K, as in
-// Q4_K_M models, which reads the same blocks, or Q8_0, which quantizes the
-// MUL's output again, with the residual codes. Every node's output is compared
+// or as long as the others; with Q4_0, Q4_K, Q5_K or Q6_K products after the
+// norm over at most 4,096 values (llama-1b's 2,048; 2,080 for Q4_0, whose
+// last pass of a warp is partly past the row), the ADD into the first
+// product's kernel (any quantized type, Q8_0 too) and the norm into the next
+// products', whose blocks each make the 8-bit blocks of x · w (kMatvecAdd,
+// kNormMatvec); every length is a multiple of 32 (256 for K-quants), as its
+// matrix-vector path needs (tests/unit/test_cuda_fusion.cpp checks that these
+// graphs fold); also with a Q8_0 product before the norm, and with V of
+// another type than Q and K: Q6_K, as in Q4_K_M models, in Q and K's launch
+// (one row per warp, each dotted as its matrix's type), or launched apart:
+// Q8_0, which quantizes the MUL's output again, with the residual codes, and
+// Q5_K, which folds the norm again. Every node's output is compared
 //   * with the same backend opened with `fusion=0`: the folded kernels
 //     multiply by the norm's weight before its scale and sum the squares in
 //     another order, a few float32 roundings: 1e-4 of the tensor's largest
@@ -63,7 +63,7 @@ struct Lengths {
   bool many = false;              // Q, K and V of 4,099, 2,053 and 2,051 rows, not 37, 19 and 21
   GgmlType type = GgmlType::F16;  // the products' weights, but for:
   std::optional<GgmlType> first = std::nullopt;  // the first product's (a down projection's Q6_K)
-  std::optional<GgmlType> v = std::nullopt;      // V's (Q4_K_M's Q6_K: a launch of its own)
+  std::optional<GgmlType> v = std::nullopt;      // V's (Q4_K_M's Q6_K)
 
   GgmlType type_of(int product) const {
     return product == 0 ? first.value_or(type) : product == 3 ? v.value_or(type) : type;
@@ -215,7 +215,9 @@ INSTANTIATE_TEST_SUITE_P(
         Lengths{2080, 2080, false, GgmlType::Q4_0}, Lengths{2048, 2048, true, GgmlType::Q4_0},
         Lengths{2048, 8192, true, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q6_K},
         Lengths{2048, 2048, false, GgmlType::Q4_K, GgmlType::Q8_0},
-        Lengths{2048, 2048, false, GgmlType::Q4_K, std::nullopt, GgmlType::Q8_0}),
+        Lengths{2048, 2048, false, GgmlType::Q4_K, std::nullopt, GgmlType::Q8_0},
+        Lengths{2048, 2048, true, GgmlType::Q4_K, std::nullopt, GgmlType::Q5_K},
+        Lengths{4096, 4096, false, GgmlType::Q5_K}),
     [](const auto& info) { return fold_name(info.param); });
 
 }  // namespace

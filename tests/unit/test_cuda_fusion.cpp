@@ -407,14 +407,17 @@ TEST(CudaFusion, QuantizedNormFoldNeedsShortRowsAndNoResidualCodes) {
 }
 
 // Where the product before the norm could also take it (kMatvecNormQ, rows of
-// 4,096-8,192), K-quant products after the norm keep that and Q4_0 products
-// fold it (measured, fusion.cpp's norm_before_kquants).
+// 4,096-8,192), Q4_K and Q6_K products after the norm keep that and Q4_0
+// products fold it (measured, fusion.cpp's norm_before_kquants); Q5_K
+// products fold it as Q4_0's (not measured).
 TEST(CudaFusion, QuantizedNormFoldOrEpilogueByType) {
   EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_K)));
-  EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ5_K)));
   EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ6_K)));
-  EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ4_K, kQ4_0))),
-            (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec}));
+  for (uint32_t t : {kQ4_0, kQ5_K}) {
+    EXPECT_EQ(kinds(plan(quant_norm_nodes(kQ4_K, t))),
+              (std::vector<UnitKind>{UnitKind::kMatvecAdd, UnitKind::kNormMatvec}))
+        << t;
+  }
   // Past kMaxNormFoldQK, Q4_0 products take the epilogue.
   EXPECT_TRUE(norm_q(quant_norm_nodes(kQ4_0, kQ4_0, 3, 8192)));
 }

@@ -11,7 +11,7 @@ namespace polyinfer::cuda {
 namespace {
 
 // GGUF type ids (cuda_common.cuh has them for device code).
-constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kBF16 = 30;
+constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_K = 12, kQ6_K = 14, kBF16 = 30;
 
 using fusion::independent;
 using fusion::overlap;
@@ -372,14 +372,15 @@ bool can_quantize(const Unit& u, const pi_node& last) {
   }
 }
 
-// Where both fit, K-quant products after the norm take it in the product
-// before it (kMatvecNormQ) and Q4_0 products fold it (kMatvecAdd, then
-// kNormMatvec): on the H200 (session 25, tg128) llama-8b Q4_0 446 -> 469
-// tok/s folded, llama-8b Q4_K_M 410 -> 402.
+// Where both fit, Q4_K and Q6_K products after the norm take it in the
+// product before it (kMatvecNormQ) and Q4_0 products fold it (kMatvecAdd,
+// then kNormMatvec): on the H200 (session 25, tg128) llama-8b Q4_0 446 -> 469
+// tok/s folded, llama-8b Q4_K_M 410 -> 402. Q5_K products (not measured) fold
+// it as Q4_0's do, on paths the CUDA conformance runs for Q5_K.
 bool norm_before_kquants(const pi_graph& g, uint32_t i) {
   if (i + 4 >= g.n_nodes) return false;
   const uint32_t t = g.nodes[i + 4].src[0].type;
-  return (t == kQ4_K || t == kQ5_K || t == kQ6_K) && matvec_norm_q_at(g, i);
+  return (t == kQ4_K || t == kQ6_K) && matvec_norm_q_at(g, i);
 }
 
 Unit unit_at(const pi_graph& g, uint32_t i) {

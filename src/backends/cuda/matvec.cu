@@ -2,7 +2,8 @@
 // once in their stored format.
 //
 // Fast path (Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, F16; unbatched): a warp per weight row
-// (two for Q4_K and Q6_K rows of one segment, launch_fast_nc).
+// (two for Q4_K or Q6_K rows of one segment, of one type and no folded
+// norm: launch_fast_nc).
 // The warp copies a segment of its row (up to 4,096 values) into shared
 // memory with 16-byte asynchronous copies (cp.async) of the aligned bytes
 // around it, so the row is read from DRAM in whole sectors whatever its
@@ -1125,7 +1126,8 @@ void launch_fast_r(const FastArgs& p, cudaStream_t stream, const MatvecFold& f =
              f);
 }
 
-// Two rows per warp for K-quant rows of one segment: on the H200 (session
+// Two rows per warp for Q4_K or Q6_K rows of one segment (not a mixed
+// group's, kKQuantMix, nor under a folded norm): on the H200 (session
 // 7, tg128 mean of 5) llama-8b Q4_K_M 258 tok/s against 252, llama-1b Q4_K_M
 // 717 against 700 (the QKV product 8.7 us against 11.0, the Q6_K output
 // matrix 125 us against 148); no change for Q4_0, and 2 % slower for Q8_0
