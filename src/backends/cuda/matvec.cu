@@ -1222,14 +1222,15 @@ void launch_fast(uint32_t type, const FastArgs& p, cudaStream_t stream) {
 constexpr uint32_t kNoGroup = 0xffffffffu;
 
 // The launch type of n matrices' weights of types[m]: their one type,
-// kKQuantMix for Q4_K and Q6_K together, else kNoGroup.
+// kKQuantMix for the types one launch takes together (matvec_types_group:
+// Q4_K and Q6_K), else kNoGroup.
 uint32_t launch_type(const uint32_t* types, int n) {
-  bool same = true, kquants = true;
+  bool same = true, together = true;
   for (int m = 0; m < n; ++m) {
     same = same && types[m] == types[0];
-    kquants = kquants && (types[m] == kQ4_K || types[m] == kQ6_K);
+    together = together && matvec_types_group(types[0], types[m]);
   }
-  return same ? types[0] : kquants ? kKQuantMix : kNoGroup;
+  return same ? types[0] : together ? kKQuantMix : kNoGroup;
 }
 
 // The fast path's arguments over `n` matrices of types[m] for activation
@@ -1302,10 +1303,11 @@ bool refold(const View* d, int n, uint32_t type, const FastArgs& p, const Matvec
   return launch_fast_fold<kFoldNorm>(type, q, f, env.stream, env.sm_count);
 }
 
-void fast_pass(const View* w, const View* d, int n, const uint32_t* types, const View& a,
-               int64_t c0, int ncols, const MatvecEnv& env) {
+// One pass of columns [c0, c0 + ncols) over n matrices of types[m], whose
+// launch type is `type` (launch_type).
+void fast_pass(const View* w, const View* d, int n, const uint32_t* types, uint32_t type,
+               const View& a, int64_t c0, int ncols, const MatvecEnv& env) {
   FastArgs p = fast_args(w, d, n, types, a, c0, ncols, env);
-  const uint32_t type = launch_type(types, n);
   if (float_acts(type)) return launch_fast(type, p, env.stream);
   if (refold(d, n, type, p, env)) return;
   fast_acts(p, type, env);
@@ -1411,7 +1413,8 @@ bool launch_matvec_fold(const View* w, const View* d, int n, const uint32_t* typ
 
 void launch_matvec_group(const View* w, const View* d, int n, const uint32_t* types, const View& a,
                          MatvecEnv env) {
-  if (launch_type(types, n) == kNoGroup) {
+  const uint32_t type = launch_type(types, n);
+  if (type == kNoGroup) {
     for (int m = 0; m < n; ++m) launch_matvec_group(&w[m], &d[m], 1, &types[m], a, env);
     return;
   }
@@ -1423,7 +1426,7 @@ void launch_matvec_group(const View* w, const View* d, int n, const uint32_t* ty
   for (int64_t c0 = 0; c0 < a.ne[1]; c0 += kMaxVecCols) {
     const int ncols = static_cast<int>(a.ne[1] - c0 < kMaxVecCols ? a.ne[1] - c0 : kMaxVecCols);
     if (fast) {
-      fast_pass(w, d, n, types, a, c0, ncols, env);
+      fast_pass(w, d, n, types, type, a, c0, ncols, env);
       continue;
     }
     for (int m = 0; m < n; ++m) {
