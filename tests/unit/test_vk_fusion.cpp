@@ -414,6 +414,98 @@ TEST(VkFusion, AttentionWritesTheOProductsCodes) {
   EXPECT_TRUE(writing(plan(attn_o_nodes(), features(true, false))).empty());
 }
 
+// The O product (rows of `rows` values over the attention's output), the
+// residual ADD over its output, the next norm and its weight, then the gate
+// (`gate_type`) and up (Q4_K) products over the MUL's output: llama's O
+// projection and the feed-forward's norm.
+std::vector<pi_node> o_norm_nodes(int64_t rows = kEmbd, uint32_t gate_type = kQ4_0,
+                                  int64_t cols = 1) {
+  std::vector<pi_node> g;
+  g.push_back(mul_mat(kQ4_0, 4096, rows, slot(7, {kEmbd, cols}), 8));
+  g.push_back(node(PI_OP_ADD, {slot(8, {rows, cols}), tensor(kF32, kInputs, 64, {rows, cols})},
+                   slot(0, {rows, cols})));
+  g.push_back(node(PI_OP_RMS_NORM, {slot(0, {rows, cols})}, slot(1, {rows, cols})));
+  g.push_back(node(PI_OP_MUL, {slot(1, {rows, cols}), tensor(kF32, kWeights, 0, {rows})},
+                   slot(2, {rows, cols})));
+  g.push_back(mul_mat(gate_type, 262144, 512, slot(2, {rows, cols}), 3));
+  g.push_back(mul_mat(kQ4_K, 524288, 512, slot(2, {rows, cols}), 4));
+  return g;
+}
+
+// A device with eight-lane shuffles and the Vulkan memory model (lavapipe, NVIDIA).
+Features block_features() {
+  Features f = features();
+  f.subgroup_arith = f.subgroup_lanes8 = f.memory_model = true;
+  f.subgroup_size = 32;
+  return f;
+}
+
+std::vector<uint32_t> norm_adds(const std::vector<Unit>& units) {
+  std::vector<uint32_t> a;
+  for (const Unit& u : units)
+    if (u.norm != 0) a.push_back(u.norm);
+  return a;
+}
+// Each product's Unit::scale_norm, in order.
+std::vector<uint32_t> scales(const std::vector<Unit>& units) {
+  std::vector<uint32_t> r;
+  for (const Unit& u : units)
+    if (u.reads_codes) r.push_back(u.scale_norm);
+  return r;
+}
+
+// The O product's workgroups do the ADD and make the norm's codes: the ADD is
+// folded, the norm a unit that writes no codes, and gate and up read the
+// product's codes (no quantization) scaled by that norm.
+TEST(VkFusion, ProductMakesTheNormsCodesByBlocks) {
+  const std::vector<Unit> u = plan(o_norm_nodes(), block_features());
+  EXPECT_EQ(kinds(u), (std::vector<UnitKind>{kS, kF, UnitKind::kNormMul, kS, kS}));
+  EXPECT_EQ(norm_adds(u), (std::vector<uint32_t>{1}));
+  EXPECT_TRUE(writing(u).empty());
+  EXPECT_EQ(quantized(u), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(reading(u), (std::vector<uint32_t>{0, 4, 5}));
+  EXPECT_EQ(scales(u), (std::vector<uint32_t>{0, 2, 2}));
+  // Without the memory model (or the lanes) the norm is a dispatch that writes the codes.
+  Features f = block_features();
+  f.memory_model = false;
+  const std::vector<Unit> apart = plan(o_norm_nodes(), f);
+  EXPECT_EQ(kinds(apart), (std::vector<UnitKind>{kS, UnitKind::kAddNormMul, kS, kS}));
+  EXPECT_TRUE(norm_adds(apart).empty());
+  EXPECT_EQ(writing(apart), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(scales(apart), (std::vector<uint32_t>{0, 0, 0}));
+  f = block_features();
+  f.subgroup_lanes8 = false;
+  EXPECT_TRUE(norm_adds(plan(o_norm_nodes(), f)).empty());
+}
+
+// No blocks where the product's rows go one per workgroup (K-quants), the
+// next product has float activations (Q8_0), the rows are not whole blocks of
+// 32, the product has two columns, the ADD does not read its output, or the
+// norm's output lies over the product's activations. A float product in the run stops the scaled
+// codes: the next one quantizes the MUL's output anew.
+TEST(VkFusion, NormBlocksNeedACodesReaderWholeBlocksAndApartBytes) {
+  const Features f = block_features();
+  std::vector<pi_node> g = o_norm_nodes();
+  g[0] = mul_mat(kQ4_K, 4096, kEmbd, slot(7, {kEmbd}), 8);
+  EXPECT_TRUE(norm_adds(plan(g, f)).empty());
+  EXPECT_TRUE(norm_adds(plan(o_norm_nodes(kEmbd, kQ8_0), f)).empty());
+  EXPECT_TRUE(norm_adds(plan(o_norm_nodes(kEmbd + 16), f)).empty());
+  EXPECT_TRUE(norm_adds(plan(o_norm_nodes(kEmbd, kQ4_0, 2), f)).empty());
+  g = o_norm_nodes();
+  g[1].src[0] = slot(9, {kEmbd});
+  EXPECT_TRUE(norm_adds(plan(g, f)).empty());
+  g = o_norm_nodes();
+  g[2].dst = slot(7, {kEmbd});
+  g[3].src[0] = g[2].dst;
+  EXPECT_TRUE(norm_adds(plan(g, f)).empty());
+  g = o_norm_nodes();
+  g.insert(g.begin() + 5, mul_mat(kQ8_0, 786432, 512, slot(2, {kEmbd}), 5));
+  const std::vector<Unit> u = plan(g, f);
+  EXPECT_EQ(norm_adds(u), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(quantized(u), (std::vector<uint32_t>{0, 6}));
+  EXPECT_EQ(scales(u), (std::vector<uint32_t>{0, 2, 0}));
+}
+
 // A product that overwrites the activations ends the run: the next product
 // over "the same" tensor must quantize what is there now.
 TEST(VkFusion, ProductOverActivationsRequantizes) {

@@ -14,6 +14,10 @@ struct Features {
   // and SWIGLU + quantize made by eight invocations per block
   // (shaders/q8_lanes.glsl).
   bool subgroup_lanes8 = false;
+  // The Vulkan memory model enabled (vulkanMemoryModel with device scope):
+  // a product's workgroups read each other's rows through the count's
+  // release and acquire (shaders/norm_blocks.glsl, vk_fusion.hpp's Unit::norm).
+  bool memory_model = false;
   // VK_KHR_shader_integer_dot_product enabled: 8-bit activations in the
   // matrix-vector kernel.
   bool int_dot = false;

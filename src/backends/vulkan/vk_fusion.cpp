@@ -208,6 +208,25 @@ void fold_epilogue(const pi_graph& g, Unit& u) {
   }
 }
 
+// Product i (in the direct kernel, reading codes, no epilogue) and the ADD at
+// i + 1 over its output and a residual, RMS_NORM and MUL after it
+// (add_norm_mul_at), whose output the product at i + 4 reads as codes
+// (Unit::norm): the residual and the norm's weight apart from the product's
+// output, which other workgroups store while a block's last one reads them;
+// the ADD's, RMS_NORM's and MUL's outputs apart from the product's bytes.
+bool norm_foldable(const pi_graph& g, uint32_t i, const Features& features) {
+  const uint32_t j = i + 1;
+  if (j + 3 >= g.n_nodes || !add_norm_mul_at(g, j)) return false;
+  const pi_node &p = g.nodes[i], &a = g.nodes[j], &m = g.nodes[j + 2], &next = g.nodes[j + 3];
+  const bool p_first = same_tensor(a.src[0], p.dst);
+  const pi_tensor& residual = p_first ? a.src[1] : a.src[0];
+  return matvec_direct_norm(p, features) && f32_words(p.dst) &&
+         (p_first || same_tensor(a.src[1], p.dst)) && !overlap(residual, p.dst) &&
+         !overlap(m.src[1], p.dst) && next.op == PI_OP_MUL_MAT && matvec_int_dot(next, features) &&
+         same_tensor(next.src[1], m.dst) &&
+         disjoint({&a.dst, &g.nodes[j + 1].dst, &m.dst}, {&p.src[0], &p.src[1], &p.dst});
+}
+
 // The nodes that earlier products fold (at most two each, kFoldWindow
 // ahead): a few at a time, so a fixed array.
 class Folded {
@@ -278,7 +297,10 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
   units.reserve(g.n_nodes);
   QuantizeRuns runs(g);
   uint32_t quantized = g.n_nodes;  // the product whose codes a fused unit wrote
+  uint32_t pending = 0;            // their norm, when a product's blocks wrote them (Unit::norm)
+  uint32_t finish = g.n_nodes;     // that norm's unit, which writes no codes
   bool run_codes = false;          // whether the current run's products read codes
+  uint32_t run_norm = 0;           // the current run's Unit::scale_norm
   Folded folded;
   for (uint32_t i = 0; i < g.n_nodes;) {
     folded.pass(i);
@@ -294,22 +316,38 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
     const pi_node& n = g.nodes[i];
     if (u.kind == UnitKind::kSingle && features.prequant && matvec_int_dot(n, features)) {
       const bool fresh = runs.starts_run(i);
-      if (fresh) run_codes = i == quantized || matvec_prequant(n, features);
+      if (fresh) {
+        run_codes = i == quantized || matvec_prequant(n, features);
+        run_norm = i == quantized ? pending : 0;
+      }
       u.reads_codes = run_codes;
+      u.scale_norm = run_codes ? run_norm : 0;
       u.quantize = fresh && run_codes && i != quantized;
       if (features.fusion && u.reads_codes && matvec_direct(n, true) && !folded.full()) {
         fold_epilogue(g, u);
         folded.add(u.rope);
         folded.add(u.cache);
+        if (u.rope == 0 && u.cache == 0 && norm_foldable(g, i, features)) {
+          u.norm = i + 1;
+          folded.add(u.norm);
+          finish = i + 2;
+          pending = i + 2;
+          quantized = i + 4;
+        }
       }
     } else if (features.fusion && swiglu_quant_at(g, i, features)) {
       u.kind = UnitKind::kSwigluQuant;
       quantized = i + 1;
+      pending = 0;
       runs.end(i + 1);
     } else {
-      u.writes_codes = norm_codes_at(g, u, features) ||
-                       (u.kind == UnitKind::kSingle && attn_codes_at(g, i, features));
-      if (u.writes_codes) quantized = i + u.count;
+      u.writes_codes =
+          i != finish && (norm_codes_at(g, u, features) ||
+                          (u.kind == UnitKind::kSingle && attn_codes_at(g, i, features)));
+      if (u.writes_codes) {
+        quantized = i + u.count;
+        pending = 0;
+      }
       runs.end(i + u.count);
     }
     units.push_back(u);

@@ -80,6 +80,18 @@ struct Unit {
   // it. A decode layer's ROPEs and cache writes thus need no dispatch and no
   // barrier between the Q/K/V products and the attention.
   uint32_t rope = 0, cache = 0;
+  // Such a product (no rope or cache; one column of whole 32-value blocks)
+  // whose output the ADD at `norm` reads with a residual, the ADD's sum
+  // normed by the RMS_NORM and MUL after it, whose output the next product
+  // reads as codes (llama's O and down projections, the residual add and the
+  // next norm): the product's workgroups do the ADD and write the codes of
+  // sum · w a block of 32 rows at a time (shaders/norm_blocks.glsl), so the
+  // ADD is a kFolded unit, and the RMS_NORM and MUL a kNormMul unit that
+  // writes no codes and that the next products need not wait for (0: none).
+  uint32_t norm = 0;
+  // A product reading those codes: the RMS_NORM node whose scale r it applies
+  // to its sums (shaders/norm_scale.glsl; 0: none).
+  uint32_t scale_norm = 0;
 
   bool operator==(const Unit&) const = default;
 };

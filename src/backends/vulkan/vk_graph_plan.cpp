@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "backends/fusion_bytes.hpp"
 #include "backends/vulkan/vk_check.hpp"
 #include "backends/vulkan/vk_fusion.hpp"
 #include "backends/vulkan/vk_hazards.hpp"
@@ -203,7 +204,10 @@ class Planner {
         d.slots[s] = dst;
       else
         bind_slot(d, s, n.op == PI_OP_MUL_MAT && from == 0 ? 16 : 4, kRoles[from]);
-      if (s < 4 && from == s) reads[n_reads++] = tensor_bytes(n.src[s]);
+      // A product whose codes' norm is pending reads the codes, not src1
+      // (which the norm's dispatch beside it writes).
+      if (s < 4 && from == s && !(s == 1 && u.scale_norm != 0))
+        reads[n_reads++] = tensor_bytes(n.src[s]);
     }
     if (n.op == PI_OP_MUL_MAT) d.op.spec[2] = activations_vec4(d.slots[1], n.src[1]) ? 1 : 0;
     const bool vec_attn = n.op == PI_OP_FLASH_ATTN && attn_vec(n, d.slots);
@@ -214,6 +218,10 @@ class Planner {
       d.tensors[2] = scratch_tensor(n.src[1]);
       d.slots[2] = scratch_binding(codes_);
       reads[n_reads++] = scratch_bytes(codes_);
+    }
+    if (u.scale_norm != 0) {  // src1 bound to what it reads (freq factors may take the slot)
+      d.tensors[1] = d.tensors[2];
+      d.slots[1] = d.slots[2];
     }
     ByteRange writes[4] = {tensor_bytes(n.dst)};
     size_t n_writes = 1;
@@ -228,6 +236,8 @@ class Planner {
       writes[n_writes++] = scratch_bytes(codes_);
     }
     if (u.rope != 0 || u.cache != 0) n_writes += add_epilogue(u, d, reads, n_reads, writes + 1);
+    if (u.norm != 0) n_writes += add_norm_blocks(u, d, reads, n_reads, writes + n_writes);
+    if (u.scale_norm != 0) plan_matvec_norm_scale(g_.nodes[u.scale_norm].f[0], &d.op);
     if (vec_attn && d.op.extra[1] > 1) {
       n_writes += attn_splits(d, n, writes + n_writes);
     } else if (n.op == PI_OP_FLASH_ATTN) {
@@ -277,20 +287,61 @@ class Planner {
     return n;
   }
 
+  // The residual ADD and the next norm's codes made by product unit u's
+  // workgroups, 32 rows at a time (vk_fusion.hpp's Unit::norm) in dispatch d
+  // of mul_mat_vec_direct_norm (shaders/norm_blocks.glsl): the residual in
+  // T_SRC1 (the kernel reads codes, not src1), the norm's weight in T_SRC3,
+  // the ADD's output in T_OUT0, the next products' codes with each block's
+  // Σ sum² in a new region (T_OUT1), a count per block in the zeroed words
+  // (T_OUT2). Adds the reads at reads[n_reads], the writes at `writes`;
+  // returns how many writes.
+  size_t add_norm_blocks(const Unit& u, DispatchPlan& d, ByteRange* reads, size_t& n_reads,
+                         ByteRange* writes) {
+    const pi_node &p = g_.nodes[u.first], &add = g_.nodes[u.norm], &mul = g_.nodes[u.norm + 2];
+    plan_matvec_norm_tail(&d.op);
+    d.folded = {u.norm, 0};
+    const bool p_first = fusion::same_tensor(add.src[0], p.dst);
+    const pi_tensor& residual = p_first ? add.src[1] : add.src[0];
+    d.tensors[1] = residual;
+    d.tensors[3] = mul.src[1];
+    d.tensors[5] = add.dst;
+    bind_slot(d, 1, 4, "residual");
+    bind_slot(d, 3, 4, "norm weight");
+    bind_slot(d, 5, 4, "sum");
+    new_codes(mul.dst);
+    d.tensors[6] = scratch_tensor(mul.dst);
+    d.slots[6] = scratch_binding(codes_);
+    reads[n_reads++] = tensor_bytes(residual);
+    reads[n_reads++] = tensor_bytes(mul.src[1]);
+    writes[0] = tensor_bytes(add.dst);
+    writes[1] = scratch_bytes(codes_);
+    writes[2] = take_zeroed(d, 7, norm_block_words(p), scratch_tensor(p.dst));
+    return 3;
+  }
+
+  // A count per block of 32 rows of a product with Unit::norm.
+  static uint64_t norm_block_words(const pi_node& product) {
+    return static_cast<uint64_t>(product.dst.ne[0] / 32);
+  }
+
   // The words that shaders find zero at every run: one block at the front of
   // the scratch buffer, so that one fill zeroes them all. A count per (token,
   // head) of every FLASH_ATTN that may split its cache (attn_splits), a word
   // per ROPE pair of every product whose epilogue pairs rows of two
-  // workgroups (add_epilogue: the first sum to arrive waits there). None (no
-  // fill): short caches and prompts, Q4_0 products.
+  // workgroups (add_epilogue: the first sum to arrive waits there), a count
+  // per block of 32 rows of every product that makes a norm's codes
+  // (add_norm_blocks). None (no fill): short caches and prompts, Q4_0
+  // products that make no norm's codes.
   void reserve_zeroed() {
     uint64_t words = 0;
     for (uint32_t i = 0; i < g_.n_nodes; ++i) {
       const pi_node& n = g_.nodes[i];
       if (attn_node_splits(n) > 1) words += static_cast<uint64_t>(n.src[0].ne[1] * n.src[0].ne[2]);
     }
-    for (const Unit& u : plan_.units)
+    for (const Unit& u : plan_.units) {
       if (pairs_in_scratch(u)) words += pair_words(g_.nodes[u.first]);
+      if (u.norm != 0) words += norm_block_words(g_.nodes[u.first]);
+    }
     zeroed_bytes_ = 4 * words;
     if (words == 0) return;
     plan_.zeroed.emplace_back(0, zeroed_bytes_);

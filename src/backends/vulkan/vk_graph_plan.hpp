@@ -43,7 +43,8 @@ struct DispatchPlan {
   std::array<Binding, kParamTensors> slots;
   int32_t param_node = -1;  // whose i[] and f[] the shader reads; -1: none
   uint32_t first = 0, count = 1;
-  // Later nodes that a product's epilogue computes (Unit::rope, Unit::cache; 0: none).
+  // Later nodes that a product's epilogue computes (Unit::rope, Unit::cache,
+  // or Unit::norm's ADD; 0: none).
   std::array<uint32_t, 2> folded{};
   uint32_t groups_x = 0, groups_y = 0;
   bool barrier = false;  // waits for the earlier dispatches of the graph

@@ -186,6 +186,15 @@ bool has_int_dot(VkPhysicalDevice pd) {
   return dot.shaderIntegerDotProduct == VK_TRUE;
 }
 
+bool has_memory_model(VkPhysicalDevice pd) {
+  VkPhysicalDeviceVulkanMemoryModelFeatures mm{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.pNext = &mm;
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  return mm.vulkanMemoryModel == VK_TRUE && mm.vulkanMemoryModelDeviceScope == VK_TRUE;
+}
+
 void describe_device(VkPhysicalDevice pd, pi_device_info* out) {
   std::memset(out, 0, sizeof *out);
   VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};

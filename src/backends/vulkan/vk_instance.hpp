@@ -32,5 +32,9 @@ bool has_device_extension(VkPhysicalDevice pd, const char* name);
 // Integer dot products in shaders (VK_KHR_shader_integer_dot_product), taken
 // as the extension.
 bool has_int_dot(VkPhysicalDevice pd);
+// The Vulkan memory model with device scope (vulkanMemoryModel and
+// vulkanMemoryModelDeviceScope, optional features of Vulkan 1.2):
+// shaders/norm_blocks.glsl's release and acquire.
+bool has_memory_model(VkPhysicalDevice pd);
 
 }  // namespace polyinfer::vk

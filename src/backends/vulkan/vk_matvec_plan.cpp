@@ -252,6 +252,21 @@ void plan_matvec_epilogue(bool rope, int cache_type, OpPlan* p) {
   p->n_spec = 8;
 }
 
+bool matvec_direct_norm(const pi_node& n, const Features& features) {
+  return features.subgroup_lanes8 && features.memory_model && matvec_direct_pairs(n) &&
+         n.dst.ne[0] % 32 == 0 && n.dst.ne[1] == 1;
+}
+
+void plan_matvec_norm_tail(OpPlan* p) {
+  p->shader = "mul_mat_vec_direct_norm";
+}
+
+void plan_matvec_norm_scale(float eps, OpPlan* p) {
+  p->spec[8] = 1;
+  p->n_spec = 9;
+  p->extra[8] = std::bit_cast<uint32_t>(eps);
+}
+
 void plan_matvec(const pi_node& n, const Features& features, OpPlan* p) {
   plan_matvec_codes(n, features, matvec_prequant(n, features), p);
 }

@@ -29,6 +29,28 @@ bool matvec_direct(const pi_node& n, bool codes);
 // (K-quants), and a folded ROPE pairs its rows through a word per pair.
 bool matvec_direct_pairs(const pi_node& n);
 
+// Whether the direct kernel may also do the residual ADD after node n and
+// make the next norm's codes a block of 32 rows at a time (vk_fusion.hpp's
+// Unit::norm; the module mul_mat_vec_direct_norm), where matvec_direct holds:
+// rows two per workgroup (Q4_0), one column of whole 32-value blocks,
+// subgroups with the shuffles of eight lanes (Features::subgroup_lanes8) and
+// the Vulkan memory model. K-quant rows, one per workgroup, count each row
+// with a fence and an atomic round trip that the workgroup waits for: on the
+// H200 (session 35) llama-8b Q4_K_M's O product took 15.5 us serialized
+// against 9.9, and the step 3,898 us against 3,531 (two rows per workgroup:
+// 3,671), while llama-1b Q4_K_M's fell 1,127 -> 1,098.
+bool matvec_direct_norm(const pi_node& n, const Features& features);
+
+// Turns the direct kernel's plan *p (no ROPE or cache epilogue) into
+// mul_mat_vec_direct_norm's.
+void plan_matvec_norm_tail(OpPlan* p);
+
+// Makes a plan that reads codes (plan_matvec_codes; after
+// plan_matvec_epilogue, whose words it keeps) scale its sums by the codes'
+// pending norm (Unit::scale_norm; shaders/norm_scale.glsl): spec constant 8,
+// the norm's eps in host-derived word 8.
+void plan_matvec_norm_scale(float eps, OpPlan* p);
+
 // Turns the direct kernel's plan *p (plan_matvec_codes, where matvec_direct
 // holds) into one whose epilogue also does a later node's work (vk_fusion.hpp's
 // Unit::rope, Unit::cache): spec constants ROPE and CACHE (`cache_type` + 1,

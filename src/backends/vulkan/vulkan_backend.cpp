@@ -144,6 +144,14 @@ pi_status device_open(int index, const char* options, pi_device* out) {
       chain = &dot;
       extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     }
+    const bool memory_model = has_memory_model(pd);
+    VkPhysicalDeviceVulkanMemoryModelFeatures mm{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+    mm.vulkanMemoryModel = mm.vulkanMemoryModelDeviceScope = VK_TRUE;
+    if (memory_model) {
+      mm.pNext = chain;
+      chain = &mm;
+    }
     CoopmatEnable cm;
     if (coopmat) {
       chain = cm.chain(chain);
@@ -163,6 +171,7 @@ pi_status device_open(int index, const char* options, pi_device* out) {
         (*out)->features.subgroup_lanes8 = false;
       }
       (*out)->features.int_dot = int_dot;
+      (*out)->features.memory_model = memory_model;
       (*out)->features.coopmat = coopmat;
       (*out)->host_import = host_import;
       if (option_value(options, "poll") != nullptr)

@@ -1,4 +1,8 @@
 #version 450
+#ifdef USE_NORM_TAIL
+// norm_blocks.glsl's release and acquire (Features::memory_model).
+#pragma use_vulkan_memory_model
+#endif
 // MUL_MAT of Q4_0, Q4_K or Q6_K rows with 1..8 activation columns read as
 // 8-bit codes from src2 (decode with integer dot products:
 // vk_matvec_plan.cpp picks it), with no staging through shared memory. A row
@@ -23,6 +27,11 @@
 // epilogue also writes those nodes' outputs from the sums it holds, so that
 // neither needs a dispatch or a barrier of its own (epilogue() below; with
 // rows one per workgroup, paired_epilogue()).
+// USE_NORM_TAIL (module mul_mat_vec_direct_norm; Unit::norm): the residual
+// ADD after the product and the codes of the next norm's input times its
+// weight, by the workgroups that finish each block of 32 rows
+// (norm_blocks.glsl). NORM_SCALE (Unit::scale_norm): the codes' norm is
+// pending, and the sums are scaled by it (norm_scale.glsl).
 #include "common.glsl"
 #include "blocks.glsl"
 layout(local_size_x_id = 3) in;
@@ -49,6 +58,11 @@ float acc[NSUMS];
 #include "unit_dot_q8.glsl"
 #include "reduce.glsl"
 #include "rope_pair.glsl"
+#include "norm_scale.glsl"
+#ifdef USE_NORM_TAIL
+#include "q8_lanes.glsl"
+#include "norm_blocks.glsl"
+#endif
 
 uint word(uint i) { return bufs[T_SRC0].w[i]; }
 
@@ -196,6 +210,7 @@ void main() {
       [[unroll]] for (uint u = 0u; u < ITEM_UNITS; ++u) {
         [[unroll]] for (uint c = 0u; c < NCOLS; ++c) {
           const Act a = load_act(c, 0u, item_block(q, u));
+          if (c == 0u) norm_add(a);
           [[unroll]] for (uint r = 0u; r < ROWS; ++r)
             acc[r * NCOLS + c] += unit_dot(item_unit(w[r], row[r], q, u), a);
         }
@@ -203,9 +218,14 @@ void main() {
     }
   }
 
+  norm_scale_share();
   reduce_sums();
-  if (ROPE && !PAIRED) barrier();  // the pair's other sum is another invocation's red[]
   const uint t = gl_LocalInvocationID.x;
+  if (NORM_SCALE && t < NSUMS) red[t][0] *= norm_scale();
+  if (ROPE && !PAIRED) barrier();  // the pair's other sum is another invocation's red[]
+#ifdef USE_NORM_TAIL
+  bool last = false;  // this invocation stored its block's last row
+#endif
   if (t < NSUMS) {
     const uint r = t / NCOLS, c = t % NCOLS;
     if (r < valid) {
@@ -213,9 +233,16 @@ void main() {
       if (PAIRED) {
         paired_epilogue(n0 + r, c, red[t][0], a);
       } else {
+#ifdef USE_NORM_TAIL
+        last = store_row(a, red[t][0], (n0 + r) / 32u);
+#else
         stf(a, red[t][0]);
+#endif
         if (ROPE || CACHE != 0u) epilogue(n0 + r, c, red[t][0], t);
       }
     }
   }
+#ifdef USE_NORM_TAIL
+  norm_block(n0 / 32u, last);
+#endif
 }

@@ -12,7 +12,9 @@
 //  4. it takes units of 32 values (F16: 8): per column it reads the unit's
 //     activations once, and dots them with the unit of every row
 //     (staged_units.glsl; integer or float products: unit_dot_*.glsl).
-// The ROWS x NCOLS sums are then reduced over the workgroup (reduce.glsl).
+// The ROWS x NCOLS sums are then reduced over the workgroup (reduce.glsl),
+// and with PREQUANT and NORM_SCALE scaled by the codes' pending norm
+// (norm_scale.glsl).
 // The host picks WG (the segment's units, within 32..128), ROWS and SEG
 // (vk_matvec_plan.cpp), so that the shared memory fits the device.
 #include "common.glsl"
@@ -41,6 +43,7 @@ float acc[NSUMS];
 #include "reduce.glsl"
 
 #ifdef PREQUANT
+#include "norm_scale.glsl"
 // PREQUANT: an invocation's unit of the segment (the host makes WG at least
 // the segment's units), its activation blocks loaded with the weights, before
 // the barrier, rather than after it.
@@ -58,6 +61,7 @@ void dot_segment(RowSegment g, uint k0, uint len) {
 #ifdef PREQUANT
   const uint u = gl_LocalInvocationID.x;
   if (u < len / UNIT) {
+    norm_add(pre[0]);
     [[unroll]] for (uint c = 0u; c < NCOLS; ++c) {
       [[unroll]] for (uint r = 0u; r < ROWS; ++r) acc[r * NCOLS + c] += unit_dot(staged_unit(base[r], u), pre[c]);
     }
@@ -108,8 +112,14 @@ void main() {
     barrier();  // before the next segment overwrites the staged rows and codes
   }
 
+#ifdef PREQUANT
+  norm_scale_share();
+#endif
   reduce_sums();
   const uint t = gl_LocalInvocationID.x;
+#ifdef PREQUANT
+  if (NORM_SCALE && t < NSUMS) red[t][0] *= norm_scale();
+#endif
   if (t < NSUMS) {
     const uint r = t / NCOLS, c = t % NCOLS;
     if (r < g.valid) {

@@ -45,20 +45,22 @@ struct Act {
   uvec4 q0, q1;  // codes of values 0..15 and 16..31
   float d;
   int s0, s1;  // Σ codes of values 0..15 and 16..31
+  float n2;    // a pending norm's Σ x² over the block (norm_blocks.glsl), else 0
 };
 
-Act unpack_act(uvec4 q0, uvec4 q1, uvec2 m) {
-  return Act(q0, q1, uintBitsToFloat(m.x), int(m.y << 16) >> 16, int(m.y) >> 16);
+Act unpack_act(uvec4 q0, uvec4 q1, uvec3 m) {
+  return Act(q0, q1, uintBitsToFloat(m.x), int(m.y << 16) >> 16, int(m.y) >> 16,
+             uintBitsToFloat(m.z));
 }
 
 // Unit u (one activation block) of column c in the segment at k0.
 Act load_act(uint c, uint k0, uint u) {
 #ifdef PREQUANT
   const uint i = qcol[c] + 3u * (k0 / 32u + u);
-  return unpack_act(ubufs[T_SRC2].v[i], ubufs[T_SRC2].v[i + 1u], ubufs[T_SRC2].v[i + 2u].xy);
+  return unpack_act(ubufs[T_SRC2].v[i], ubufs[T_SRC2].v[i + 1u], ubufs[T_SRC2].v[i + 2u].xyz);
 #else
   const uint i = c * SEG_BLOCKS + u;
-  return unpack_act(act_codes[2u * i], act_codes[2u * i + 1u], act_meta[i]);
+  return unpack_act(act_codes[2u * i], act_codes[2u * i + 1u], uvec3(act_meta[i], 0u));
 #endif
 }
 
