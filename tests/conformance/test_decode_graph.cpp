@@ -39,7 +39,8 @@ constexpr int64_t kEmbd = 256, kD = 64, kHeads = 4, kKvHeads = 2, kKv = kD * kKv
 constexpr uint64_t kSlot = 4 * kEmbd;  // bytes per intermediate in the arena
 
 // Intermediates' slots in the arena; ROPE K writes over Q (slot kQ) or into kRk.
-// kSum2, kNorm2, kXn2: the feed-forward's norm; kSum3 .. kOut: the output's.
+// kSum2, kNorm2, kXn2: the feed-forward's norm; kSum3 .. kOut: the output's;
+// kPrev: the product before the layer (Case::after_product).
 enum Slot : int {
   kSum,
   kNorm,
@@ -62,6 +63,7 @@ enum Slot : int {
   kNorm3,
   kXn3,
   kOut,
+  kPrev,
   kSlots
 };
 
@@ -157,10 +159,12 @@ DeviceBuffer upload(const BackendDevice& dev, const HostTensor& h) {
 // per-token values changed).
 class Layer {
  public:
-  Layer(const BackendDevice& dev, const Inputs& in, bool rk_apart, bool freqs, bool norm_x)
+  Layer(const BackendDevice& dev, const Inputs& in, bool rk_apart, bool freqs, bool norm_x,
+        bool after_product)
       : rk_apart_(rk_apart),
         freqs_(freqs),
         norm_x_(norm_x),
+        after_product_(after_product),
         dev_(dev),
         x_(upload(dev, in.x)),
         res_(upload(dev, in.res)),
@@ -258,8 +262,12 @@ class Layer {
     q_fa.nb[1] = 4 * kEmbd;
     q_fa.nb[2] = 4 * kD;
     std::vector<pi_node> g;
-    g.push_back(
-        node(PI_OP_ADD, {bind(in.x, x_), bind(in.res, res_)}, f32_at(arena, kSum, {kEmbd})));
+    pi_tensor added = bind(in.x, x_);
+    if (after_product_) {  // the previous layer's down projection, its weights wd's
+      g.push_back(node(PI_OP_MUL_MAT, {bind(in.wd, wd_), added}, f32_at(arena, kPrev, {kEmbd})));
+      added = f32_at(arena, kPrev, {kEmbd});
+    }
+    g.push_back(node(PI_OP_ADD, {added, bind(in.res, res_)}, f32_at(arena, kSum, {kEmbd})));
     const pi_tensor normed = norm_x_ ? bind(in.x, x_) : f32_at(arena, kSum, {kEmbd});
     g.push_back(node(PI_OP_RMS_NORM, {normed}, f32_at(arena, kNorm, {kEmbd})));
     g.back().f[0] = 1e-5f;
@@ -308,9 +316,10 @@ class Layer {
     g.push_back(node(PI_OP_MUL, {f32_at(arena_, norm, {kEmbd}), w}, f32_at(arena_, out, {kEmbd})));
   }
 
-  bool rk_apart_;  // ROPE K's output in slot kRk, not over Q
-  bool freqs_;     // ROPE with freq factors
-  bool norm_x_;    // the attention norm reads the input x, not the ADD's sum
+  bool rk_apart_;       // ROPE K's output in slot kRk, not over Q
+  bool freqs_;          // ROPE with freq factors
+  bool norm_x_;         // the attention norm reads the input x, not the ADD's sum
+  bool after_product_;  // the ADD reads a product of the input, not the input
   const BackendDevice& dev_;
   mutable std::vector<pi_node> next_;   // the graph prepared for the next step
   mutable int64_t prepared_n_kv_ = -1;  // its n_kv, -1 when none
@@ -337,22 +346,23 @@ void expect_close(const float* got, const float* want, int64_t n, double rel,
 struct Case {
   GgmlType wtype;
   int64_t n_kv;
-  bool rk_apart = false;  // ROPE K's output in a slot of its own
-  bool freqs = false;     // ROPE with freq factors (llama 3's rope_freqs)
-  bool norm_x = false;    // the attention norm reads the input, not the ADD's sum
-  bool v_q6k = false;     // V's weights in Q6_K, as llama.cpp's Q4_K_M has in some layers
+  bool rk_apart = false;       // ROPE K's output in a slot of its own
+  bool freqs = false;          // ROPE with freq factors (llama 3's rope_freqs)
+  bool norm_x = false;         // the attention norm reads the input, not the ADD's sum
+  bool v_q6k = false;          // V's weights in Q6_K, as llama.cpp's Q4_K_M has in some layers
+  bool after_product = false;  // the attention's ADD reads a product's output (kPrev)
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << type_name(c.wtype) << "/n_kv" << c.n_kv << (c.rk_apart ? "/rope_k_apart" : "")
       << (c.freqs ? "/freq_factors" : "") << (c.norm_x ? "/norm_of_input" : "")
-      << (c.v_q6k ? "/v_q6_k" : "");
+      << (c.v_q6k ? "/v_q6_k" : "") << (c.after_product ? "/after_product" : "");
 }
 
 // Each compared output, its slot (or the cache rows), and whether it comes
 // after the first product (8-bit activations with Q4_0 weights).
-void compare(const Result& got, const Result& want, bool quantized, bool rk_apart, double loose,
-             const std::string& vs) {
+void compare(const Result& got, const Result& want, bool quantized, bool rk_apart, bool after,
+             double loose, const std::string& vs) {
   const char* names[kSlots] = {"ADD",
                                "RMS_NORM",
                                "MUL",
@@ -373,14 +383,16 @@ void compare(const Result& got, const Result& want, bool quantized, bool rk_apar
                                "ADD (output)",
                                "RMS_NORM (output)",
                                "MUL (output)",
-                               "MUL_MAT output"};
+                               "MUL_MAT output",
+                               "MUL_MAT before the layer"};
   int64_t len[kSlots];
   std::fill(len, len + kSlots, kEmbd);
   len[kQ] = rk_apart ? kEmbd : kKv;
   len[kK] = len[kV] = len[kRk] = kKv;
   for (int s = 0; s < kSlots; ++s) {
-    if (s == kRk && !rk_apart) continue;  // never written
-    const double rel = loose > 0 ? loose : (s >= kQ && quantized ? 1e-2 : 1e-5);
+    if ((s == kRk && !rk_apart) || (s == kPrev && !after)) continue;  // never written
+    // With a product before the layer, every output follows one.
+    const double rel = loose > 0 ? loose : ((s >= kQ || after) && quantized ? 1e-2 : 1e-5);
     expect_close(got.arena.data() + s * kEmbd, want.arena.data() + s * kEmbd, len[s], rel,
                  vs + ": " + names[s]);
   }
@@ -392,20 +404,20 @@ void compare(const Result& got, const Result& want, bool quantized, bool rk_apar
 class DecodeGraph : public ConformanceTestWithParam<Case> {};
 
 TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
-  const auto [wtype, n_kv, rk_apart, freqs, norm_x, v_q6k] = GetParam();
+  const auto [wtype, n_kv, rk_apart, freqs, norm_x, v_q6k, after] = GetParam();
   Rng rng(case_seed("DECODE_GRAPH/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv)));
   const Inputs in = make_inputs(wtype, v_q6k ? GgmlType::Q6_K : wtype, n_kv, n_kv, rng);
   const BackendDevice& dev = backend().device();
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
   std::string unsupported;
-  const Result fused = Layer(dev, in, rk_apart, freqs, norm_x).step(in, n_kv, &unsupported);
+  const Result fused = Layer(dev, in, rk_apart, freqs, norm_x, after).step(in, n_kv, &unsupported);
   if (!unsupported.empty()) GTEST_SKIP() << dev.name() << " does not support this " << unsupported;
   const bool quantized = wtype != GgmlType::F16;
-  compare(fused, Layer(unfused, in, rk_apart, freqs, norm_x).step(in, n_kv, &unsupported),
-          quantized, rk_apart, 0.0, "fusion=0");
-  compare(fused, Layer(cpu, in, rk_apart, freqs, norm_x).step(in, n_kv, &unsupported), quantized,
-          rk_apart, 5e-2, "cpu");
+  compare(fused, Layer(unfused, in, rk_apart, freqs, norm_x, after).step(in, n_kv, &unsupported),
+          quantized, rk_apart, after, 0.0, "fusion=0");
+  compare(fused, Layer(cpu, in, rk_apart, freqs, norm_x, after).step(in, n_kv, &unsupported),
+          quantized, rk_apart, after, 5e-2, "cpu");
 }
 
 // Consecutive decode steps on the same buffers, a new token each (its
@@ -425,7 +437,7 @@ TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
 TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
   constexpr int kSteps = 5;
   constexpr int64_t kWindow = 4;
-  const auto [wtype, n_kv0, rk_apart, freqs, norm_x, v_q6k] = GetParam();
+  const auto [wtype, n_kv0, rk_apart, freqs, norm_x, v_q6k, after] = GetParam();
   Rng rng(case_seed("DECODE_STEPS/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv0)));
   Inputs in = make_inputs(wtype, v_q6k ? GgmlType::Q6_K : wtype, n_kv0, n_kv0 + kSteps - 1, rng);
   const BackendDevice& dev = backend().device();
@@ -433,9 +445,10 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
   // A stream of its own: a submit on fused_layer's would drop what it prepared.
   const BackendDevice ahead(dev.vt(), 0, backend().options());
-  const Layer fused_layer(dev, in, rk_apart, freqs, norm_x),
-      unfused_layer(unfused, in, rk_apart, freqs, norm_x),
-      cpu_layer(cpu, in, rk_apart, freqs, norm_x), ahead_layer(ahead, in, rk_apart, freqs, norm_x);
+  const Layer fused_layer(dev, in, rk_apart, freqs, norm_x, after),
+      unfused_layer(unfused, in, rk_apart, freqs, norm_x, after),
+      cpu_layer(cpu, in, rk_apart, freqs, norm_x, after),
+      ahead_layer(ahead, in, rk_apart, freqs, norm_x, after);
   const bool quantized = wtype != GgmlType::F16;
   for (int64_t n_kv = n_kv0; n_kv < n_kv0 + kSteps; ++n_kv) {
     new_token(in, n_kv, rng, kWindow);
@@ -444,10 +457,11 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
     if (!unsupported.empty())
       GTEST_SKIP() << dev.name() << " does not support this " << unsupported;
     const std::string at = "n_kv " + std::to_string(n_kv) + ", ";
-    compare(fused, unfused_layer.step(in, n_kv, &unsupported), quantized, rk_apart, 0.0,
+    compare(fused, unfused_layer.step(in, n_kv, &unsupported), quantized, rk_apart, after, 0.0,
             at + "fusion=0");
-    compare(fused, cpu_layer.step(in, n_kv, &unsupported), quantized, rk_apart, 1e-1, at + "cpu");
-    compare(fused, ahead_layer.step(in, n_kv, &unsupported, true), quantized, rk_apart, 0.0,
+    compare(fused, cpu_layer.step(in, n_kv, &unsupported), quantized, rk_apart, after, 1e-1,
+            at + "cpu");
+    compare(fused, ahead_layer.step(in, n_kv, &unsupported, true), quantized, rk_apart, after, 0.0,
             at + "prepared ahead");
   }
 }
@@ -465,7 +479,12 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
 // attention norm reads the layer's input, not the ADD's sum, so that CUDA folds
 // it into the Q, K and V products (a one-wave grid, a warp per row) as it does
 // in a model after the product that adds the residual; v_q6_k: V's rows in Q6_K
-// next to Q and K's Q4_K, which CUDA dots in the same launch.
+// next to Q and K's Q4_K, which CUDA dots in the same launch; after_product: the
+// attention's ADD reads a product of the input (the previous layer's down
+// projection), so that the Q, K and V products come after a norm that the
+// product before it may fold (Vulkan's Unit::norm: where that product reads
+// codes, as test_conformance_vulkan_sync's prequant_min_k=0 makes it, Q, K and V
+// scale by the norm and fold their ROPE and cache writes).
 INSTANTIATE_TEST_SUITE_P(
     Steps, DecodeGraph,
     ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40}, Case{GgmlType::Q4_0, 100},
@@ -478,7 +497,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{GgmlType::Q4_K, 40, true, false, true},
                       Case{GgmlType::Q4_K, 40, true, false, true, true},
                       Case{GgmlType::Q4_K, 254, true, true, false, true},
-                      Case{GgmlType::Q4_0, 254, true, true, true}));
+                      Case{GgmlType::Q4_0, 254, true, true, true},
+                      Case{GgmlType::Q4_0, 40, true, false, false, false, true},
+                      Case{GgmlType::Q4_0, 254, false, true, false, false, true}));
 
 }  // namespace
 }  // namespace polyinfer::conformance

@@ -23,7 +23,8 @@
 // Q8_0, which quantizes the MUL's output again, with the residual codes, and
 // Q5_K, which folds the norm again (and after a Q4_0 product, on Vulkan, is
 // the staged kernel scaling its sums by the norm whose codes the product's
-// workgroups made: vk_fusion.hpp's Unit::norm). Every node's output is compared
+// workgroups made: vk_fusion.hpp's Unit::norm; also Q4_K and Q6_K products
+// after a Q4_0 one, the direct kernel scaling). Every node's output is compared
 //   * with the same backend opened with `fusion=0`: the folded kernels
 //     multiply by the norm's weight before its scale and sum the squares in
 //     another order, a few float32 roundings: 1e-4 of the tensor's largest
@@ -220,6 +221,8 @@ INSTANTIATE_TEST_SUITE_P(
         Lengths{2048, 2048, false, GgmlType::Q4_K, std::nullopt, GgmlType::Q8_0},
         Lengths{2048, 2048, true, GgmlType::Q4_K, std::nullopt, GgmlType::Q5_K},
         Lengths{4096, 4096, true, GgmlType::Q4_0, std::nullopt, GgmlType::Q5_K},
+        Lengths{4096, 4096, false, GgmlType::Q4_K, GgmlType::Q4_0},
+        Lengths{4096, 4096, false, GgmlType::Q6_K, GgmlType::Q4_0},
         Lengths{4096, 4096, false, GgmlType::Q5_K}),
     [](const auto& info) { return fold_name(info.param); });
 

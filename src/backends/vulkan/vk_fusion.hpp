@@ -25,7 +25,8 @@ enum class UnitKind : uint8_t {
   // writing the output and the product's codes; the product quantizes nothing.
   kSwigluQuant,
   // A ROPE or CPY that an earlier product computes in its epilogue
-  // (Unit::rope, Unit::cache): no dispatch of its own.
+  // (Unit::rope, Unit::cache), or the ADD after one (Unit::norm): no
+  // dispatch of its own.
   kFolded,
 };
 

@@ -291,8 +291,8 @@ class Planner {
   // workgroups, 32 rows at a time (vk_fusion.hpp's Unit::norm) in dispatch d
   // of mul_mat_vec_direct_norm (shaders/norm_blocks.glsl): the residual in
   // T_SRC1 (the kernel reads codes, not src1), the norm's weight in T_SRC3,
-  // the ADD's output in T_OUT0, the next products' codes with each block's
-  // Σ sum² in a new region (T_OUT1), a count per block in the zeroed words
+  // the ADD's output in T_OUT0, the next products' codes in a new region
+  // (T_OUT1; each block's Σ sum² in its word 10), a count per block in the zeroed words
   // (T_OUT2). Adds the reads at reads[n_reads], the writes at `writes`;
   // returns how many writes.
   size_t add_norm_blocks(const Unit& u, DispatchPlan& d, ByteRange* reads, size_t& n_reads,

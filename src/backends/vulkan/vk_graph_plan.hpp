@@ -58,10 +58,12 @@ struct GraphPlan {
   std::string key;  // everything a recording bakes in, and nothing else
   std::vector<DispatchPlan> dispatches;
   // The recording's scratch buffer: 8-bit activations, the split decode
-  // attention's partial results and counts.
+  // attention's partial results, and the words below.
   uint64_t scratch_bytes = 0;
   // Scratch bytes [first, second) set to zero before every run of the recording
-  // (the split decode attention's counts).
+  // (the split decode attention's counts, the ROPE pairs' words of K-quant
+  // products' epilogues, the counts per 32 rows of products that make a
+  // norm's codes).
   std::vector<std::pair<uint64_t, uint64_t>> zeroed;
   std::vector<Unit> units;  // how plan_units cut the graph
 };

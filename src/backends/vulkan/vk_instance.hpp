@@ -34,7 +34,9 @@ bool has_device_extension(VkPhysicalDevice pd, const char* name);
 bool has_int_dot(VkPhysicalDevice pd);
 // The Vulkan memory model with device scope (vulkanMemoryModel and
 // vulkanMemoryModelDeviceScope, optional features of Vulkan 1.2):
-// shaders/norm_blocks.glsl's release and acquire.
+// shaders/norm_blocks.glsl's release and acquire. Device scope too, because
+// with the model enabled a shader may use Device scope only with it, and the
+// other shaders' atomics are Device scope.
 bool has_memory_model(VkPhysicalDevice pd);
 
 }  // namespace polyinfer::vk

@@ -73,11 +73,13 @@ uint32_t staged_seg(const StagedFormat& f, uint32_t type, int64_t k) {
 
 // Shared memory of the staged kernel, as its declarations add up: the row
 // slots (staged_rows.glsl), the activation codes when the workgroup makes
-// them (unit_dot_q8.glsl) and the reduction (reduce.glsl).
+// them (unit_dot_q8.glsl), the reduction (reduce.glsl) and a pending norm's
+// subgroup sums (norm_scale.glsl).
 uint64_t staged_shared(const StagedFormat& f, uint32_t seg, uint32_t rows, int64_t cols,
                        bool int_dot) {
   const uint64_t slot16 = (seg / f.block * f.bytes + 30) / 16;
-  uint64_t bytes = 4 * (rows * slot16 * 4 + 4) + 4 * static_cast<uint64_t>(rows * cols) * 32;
+  uint64_t bytes =
+      4 * (rows * slot16 * 4 + 4) + 4 * static_cast<uint64_t>(rows * cols) * 32 + 4 * 32;
   if (int_dot) bytes += static_cast<uint64_t>(cols) * (seg / 32) * (32 + 8);
   return bytes;
 }

@@ -144,15 +144,18 @@ pi_status device_open(int index, const char* options, pi_device* out) {
       chain = &dot;
       extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     }
+    // One struct of a type per chain: the cooperative matrices' enables the
+    // memory model too, and takes device scope from here.
     const bool memory_model = has_memory_model(pd);
     VkPhysicalDeviceVulkanMemoryModelFeatures mm{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
     mm.vulkanMemoryModel = mm.vulkanMemoryModelDeviceScope = VK_TRUE;
-    if (memory_model) {
+    if (memory_model && !coopmat) {
       mm.pNext = chain;
       chain = &mm;
     }
     CoopmatEnable cm;
+    cm.memory_model.vulkanMemoryModelDeviceScope = memory_model ? VK_TRUE : VK_FALSE;
     if (coopmat) {
       chain = cm.chain(chain);
       extensions.push_back(CoopmatEnable::kExtension);

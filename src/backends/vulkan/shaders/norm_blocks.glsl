@@ -23,10 +23,10 @@
 //     blocks; the next products add them up as they load the blocks).
 // RMS_NORM's and MUL's outputs are written by a norm dispatch beside the next
 // products (vk_fusion.hpp). Needs common.glsl, q8_lanes.glsl (lanes of 8),
-// subgroups of at least 8, binding 3 declared as outs[3], and the Vulkan memory model
+// subgroup arithmetic (reduce.glsl's USE_SUBGROUP), binding 3 declared as
+// outs[3], and the Vulkan memory model
 // (Features::memory_model) for the release and acquire around the count.
 #extension GL_KHR_memory_scope_semantics : require
-#extension GL_KHR_shader_subgroup_vote : enable
 
 // The product's rows, which another workgroup of the dispatch reads: stored
 // and loaded non-privately, so that the count's release and acquire order
@@ -55,7 +55,7 @@ uvec4 words4(uint t, uint w) {
 // last row (`last` true in that invocation): its first eight lanes, which
 // the barrier makes see what that invocation acquired.
 void norm_block(uint block, bool last) {
-  if (!subgroupAny(last)) return;  // uniform per subgroup
+  if (subgroupMax(last ? 1u : 0u) == 0u) return;  // uniform per subgroup (arithmetic, not vote)
   controlBarrier(gl_ScopeSubgroup, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer, SEM_AV);
   const uint j = gl_SubgroupInvocationID;
   if (j >= 8u) return;

@@ -10,14 +10,18 @@
 // Reading the sums from a region of their own cost llama-8b's gate product
 // 17.9 -> 20.8 us serialized (H200, session 35), every workgroup reading the
 // same few lines. eps is the host-derived float p_x(8).
-// Needs common.glsl, Act (unit_dot_q8.glsl) and, before reduce.glsl, NSUMS.
-layout(constant_id = 8) const bool NORM_SCALE = false;
-
+// Needs common.glsl and Act (unit_dot_q8.glsl); norm_scale_share() goes
+// right before reduce_sums() (reduce.glsl).
 #ifdef USE_SUBGROUP
-shared float norm_part[32];  // the subgroups' sums
+layout(constant_id = 8) const bool NORM_SCALE = false;
 #else
-shared float norm_part[gl_WorkGroupSize.x];  // the invocations' sums
+// The planner scales only in subgroup modules: a pending norm needs
+// Features::subgroup_lanes8, under which every matrix-vector workgroup (at most
+// 256 invocations, subgroups of at least 8) takes the subgroup reduction.
+const bool NORM_SCALE = false;
 #endif
+
+shared float norm_part[32];  // the subgroups' sums
 float norm_s2 = 0.0;
 
 // A block this invocation dotted (column 0; a pending norm has one column).
@@ -28,12 +32,10 @@ void norm_add(Act a) {
 // Before reduce_sums(), whose barrier then orders the stores below before
 // norm_scale()'s loads.
 void norm_scale_share() {
-  if (!NORM_SCALE) return;
 #ifdef USE_SUBGROUP
+  if (!NORM_SCALE) return;
   const float s = subgroupAdd(norm_s2);
   if (gl_SubgroupInvocationID == 0u) norm_part[gl_SubgroupID] = s;
-#else
-  norm_part[gl_LocalInvocationID.x] = norm_s2;
 #endif
 }
 
@@ -42,8 +44,6 @@ float norm_scale() {
   float total = 0.0;
 #ifdef USE_SUBGROUP
   for (uint g = 0u; g < gl_NumSubgroups; ++g) total += norm_part[g];
-#else
-  for (uint i = 0u; i < gl_WorkGroupSize.x; ++i) total += norm_part[i];
 #endif
   return 1.0 / sqrt(total / float(t_ne(T_SRC0, 0u)) + p_x(8u));
 }
