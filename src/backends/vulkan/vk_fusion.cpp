@@ -218,12 +218,11 @@ bool norm_foldable(const pi_graph& g, uint32_t i, const Features& features) {
   const uint32_t j = i + 1;
   if (j + 3 >= g.n_nodes || !add_norm_mul_at(g, j)) return false;
   const pi_node &p = g.nodes[i], &a = g.nodes[j], &m = g.nodes[j + 2], &next = g.nodes[j + 3];
-  const bool p_first = same_tensor(a.src[0], p.dst);
-  const pi_tensor& residual = p_first ? a.src[1] : a.src[0];
+  const pi_tensor& residual = add_residual(a, p.dst);
   return matvec_direct_norm(p, features) && f32_words(p.dst) &&
-         (p_first || same_tensor(a.src[1], p.dst)) && !overlap(residual, p.dst) &&
-         !overlap(m.src[1], p.dst) && next.op == PI_OP_MUL_MAT && matvec_int_dot(next, features) &&
-         same_tensor(next.src[1], m.dst) &&
+         (same_tensor(a.src[0], p.dst) || same_tensor(a.src[1], p.dst)) &&
+         !overlap(residual, p.dst) && !overlap(m.src[1], p.dst) && next.op == PI_OP_MUL_MAT &&
+         matvec_int_dot(next, features) && same_tensor(next.src[1], m.dst) &&
          disjoint({&a.dst, &g.nodes[j + 1].dst, &m.dst}, {&p.src[0], &p.src[1], &p.dst});
 }
 
@@ -283,6 +282,10 @@ class QuantizeRuns {
 
 }  // namespace
 
+const pi_tensor& add_residual(const pi_node& add, const pi_tensor& x) {
+  return same_tensor(add.src[0], x) ? add.src[1] : add.src[0];
+}
+
 uint32_t fused_norm_workgroup(int64_t k, const Features& features) {
   return k >= 4096 && features.max_workgroup >= 1024 ? 1024 : 256;
 }
@@ -297,10 +300,11 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
   units.reserve(g.n_nodes);
   QuantizeRuns runs(g);
   uint32_t quantized = g.n_nodes;  // the product whose codes a fused unit wrote
-  uint32_t pending = 0;            // their norm, when a product's blocks wrote them (Unit::norm)
-  uint32_t finish = g.n_nodes;     // that norm's unit, which writes no codes
-  bool run_codes = false;          // whether the current run's products read codes
-  uint32_t run_norm = 0;           // the current run's Unit::scale_norm
+  // Their norm, when a product's blocks wrote them (Unit::norm): its unit
+  // writes no codes. 0: none.
+  uint32_t pending = 0;
+  bool run_codes = false;  // whether the current run's products read codes
+  uint32_t run_norm = 0;   // the current run's Unit::scale_norm
   Folded folded;
   for (uint32_t i = 0; i < g.n_nodes;) {
     folded.pass(i);
@@ -330,7 +334,6 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
         if (u.rope == 0 && u.cache == 0 && norm_foldable(g, i, features)) {
           u.norm = i + 1;
           folded.add(u.norm);
-          finish = i + 2;
           pending = i + 2;
           quantized = i + 4;
         }
@@ -341,9 +344,9 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
       pending = 0;
       runs.end(i + 1);
     } else {
-      u.writes_codes =
-          i != finish && (norm_codes_at(g, u, features) ||
-                          (u.kind == UnitKind::kSingle && attn_codes_at(g, i, features)));
+      u.writes_codes = (pending == 0 || i != pending) &&
+                       (norm_codes_at(g, u, features) ||
+                        (u.kind == UnitKind::kSingle && attn_codes_at(g, i, features)));
       if (u.writes_codes) {
         quantized = i + u.count;
         pending = 0;

@@ -97,6 +97,10 @@ struct Unit {
   bool operator==(const Unit&) const = default;
 };
 
+// The input of ADD node `add` other than x (the residual that a product's
+// norm blocks add to its output x: Unit::norm).
+const pi_tensor& add_residual(const pi_node& add, const pi_tensor& x);
+
 // The graph's nodes cut into units, in order; every node is in exactly one.
 // Without features.fusion, one kSingle unit per node and no quantize.
 std::vector<Unit> plan_units(const pi_graph& g, const Features& features);

@@ -6,7 +6,6 @@
 #include <span>
 #include <vector>
 
-#include "backends/fusion_bytes.hpp"
 #include "backends/vulkan/vk_check.hpp"
 #include "backends/vulkan/vk_fusion.hpp"
 #include "backends/vulkan/vk_hazards.hpp"
@@ -300,8 +299,7 @@ class Planner {
     const pi_node &p = g_.nodes[u.first], &add = g_.nodes[u.norm], &mul = g_.nodes[u.norm + 2];
     plan_matvec_norm_tail(&d.op);
     d.folded = {u.norm, 0};
-    const bool p_first = fusion::same_tensor(add.src[0], p.dst);
-    const pi_tensor& residual = p_first ? add.src[1] : add.src[0];
+    const pi_tensor& residual = add_residual(add, p.dst);
     d.tensors[1] = residual;
     d.tensors[3] = mul.src[1];
     d.tensors[5] = add.dst;

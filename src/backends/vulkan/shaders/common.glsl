@@ -45,6 +45,10 @@ uint ld32(uint t, uint a) {
   return (bufs[t].w[a >> 2] >> (s * 8u)) | (bufs[t].w[(a >> 2) + 1u] << (32u - s * 8u));
 }
 float ldf(uint t, uint a) { return uintBitsToFloat(ld32(t, a)); }
+// Words w .. w + 3 of source t, loaded together.
+uvec4 words4(uint t, uint w) {
+  return uvec4(bufs[t].w[w], bufs[t].w[w + 1u], bufs[t].w[w + 2u], bufs[t].w[w + 3u]);
+}
 int ld_i8(uint t, uint a) { return int(ld8(t, a) << 24) >> 24; }
 
 // Stores into the destination. Sub-word stores go through atomics, because a

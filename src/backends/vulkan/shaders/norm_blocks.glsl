@@ -47,10 +47,6 @@ bool store_row(uint a, float v, uint block) {
                    gl_StorageSemanticsBuffer, SEM_AV) == 31u;
 }
 
-uvec4 words4(uint t, uint w) {
-  return uvec4(bufs[t].w[w], bufs[t].w[w + 1u], bufs[t].w[w + 2u], bufs[t].w[w + 3u]);
-}
-
 // Block `block` of the N rows, by the subgroup whose invocation stored its
 // last row (`last` true in that invocation): its first eight lanes, which
 // the barrier makes see what that invocation acquired.

@@ -87,8 +87,7 @@ void main() {
   if ((a & 3u) == 0u) {  // the row's blocks in whole words: no per-value alignment branch
     [[unroll]] for (uint j = 0u; j < 8u; ++j) {
       const uint e = (a >> 2) + 4u * j;
-      x[j] = uintBitsToFloat(uvec4(bufs[T_SRC0].w[e], bufs[T_SRC0].w[e + 1u], bufs[T_SRC0].w[e + 2u],
-                                   bufs[T_SRC0].w[e + 3u]));
+      x[j] = uintBitsToFloat(words4(T_SRC0, e));
     }
   } else {
     [[unroll]] for (uint j = 0u; j < 8u; ++j) {
