@@ -478,15 +478,20 @@ TEST(VkFusion, ProductMakesTheNormsCodesByBlocks) {
   EXPECT_TRUE(norm_adds(plan(o_norm_nodes(), f)).empty());
 }
 
-// No blocks where the product's rows go one per workgroup (K-quants), the
-// next product has float activations (Q8_0), the rows are not whole blocks of
-// 32, the product has two columns, the ADD does not read its output, or the
-// norm's output lies over the product's activations. A float product in the run stops the scaled
-// codes: the next one quantizes the MUL's output anew.
+// K-quant products make the blocks as Q4_0 ones do. No blocks where the
+// product is not the direct kernel's (Q8_0), the next product has float
+// activations (Q8_0), the rows are not whole blocks of 32, the product has
+// two columns, the ADD does not read its output, or the norm's output lies
+// over the product's activations. A float product in the run stops the
+// scaled codes: the next one quantizes the MUL's output anew.
 TEST(VkFusion, NormBlocksNeedACodesReaderWholeBlocksAndApartBytes) {
   const Features f = block_features();
   std::vector<pi_node> g = o_norm_nodes();
-  g[0] = mul_mat(kQ4_K, 4096, kEmbd, slot(7, {kEmbd}), 8);
+  for (uint32_t t : {kQ4_K, kQ6_K}) {
+    g[0] = mul_mat(t, 4096, kEmbd, slot(7, {kEmbd}), 8);
+    EXPECT_EQ(norm_adds(plan(g, f)), (std::vector<uint32_t>{1})) << t;
+  }
+  g[0] = mul_mat(kQ8_0, 4096, kEmbd, slot(7, {kEmbd}), 8);
   EXPECT_TRUE(norm_adds(plan(g, f)).empty());
   EXPECT_TRUE(norm_adds(plan(o_norm_nodes(kEmbd, kQ8_0), f)).empty());
   EXPECT_TRUE(norm_adds(plan(o_norm_nodes(kEmbd + 16), f)).empty());

@@ -81,6 +81,27 @@ TEST(VkMatvecPlan, DirectForQ4_0Q4_KQ6_KThatReadCodes) {
   }
 }
 
+// The norm-block module (Unit::norm): K-quant rows two per workgroup from
+// 4,096 rows up (llama-8b's O and down products), one below (llama-1b's);
+// Q4_0 rows stay two.
+TEST(VkMatvecPlan, NormBlocksTakeTwoKQuantRowsFromFourThousandRows) {
+  struct Want {
+    uint32_t type;
+    int64_t n;
+    uint32_t rows;
+  };
+  for (const Want w : {Want{kQ4_K, 4096, 2}, Want{kQ6_K, 4096, 2}, Want{kQ4_K, 2048, 1},
+                       Want{kQ6_K, 2048, 1}, Want{kQ4_0, 4096, 2}, Want{kQ4_0, 2048, 2}}) {
+    SCOPED_TRACE(testing::Message() << w.type << " " << w.n);
+    const pi_node n = product(w.type, 4096, w.n, 0);
+    OpPlan p = plan(n, true);
+    plan_matvec_norm_tail(n, &p);
+    EXPECT_STREQ(p.shader, "mul_mat_vec_direct_norm");
+    EXPECT_EQ(p.spec[4], w.rows);
+    EXPECT_EQ(p.groups, static_cast<uint64_t>(w.n) / w.rows);
+  }
+}
+
 TEST(VkMatvecPlan, DirectWorkgroupHoldsTheRowsItems) {
   // llama-1b's Q4_K rows of 2,048 values are 32 items: 32 invocations, not 64.
   EXPECT_EQ(plan(product(kQ4_K, 2048, 512, 0), true).spec[3], 32u);

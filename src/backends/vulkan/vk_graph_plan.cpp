@@ -297,7 +297,7 @@ class Planner {
   size_t add_norm_blocks(const Unit& u, DispatchPlan& d, ByteRange* reads, size_t& n_reads,
                          ByteRange* writes) {
     const pi_node &p = g_.nodes[u.first], &add = g_.nodes[u.norm], &mul = g_.nodes[u.norm + 2];
-    plan_matvec_norm_tail(&d.op);
+    plan_matvec_norm_tail(p, &d.op);
     d.folded = {u.norm, 0};
     const pi_tensor& residual = add_residual(add, p.dst);
     d.tensors[1] = residual;

@@ -255,12 +255,21 @@ void plan_matvec_epilogue(bool rope, int cache_type, OpPlan* p) {
 }
 
 bool matvec_direct_norm(const pi_node& n, const Features& features) {
-  return features.subgroup_lanes8 && features.memory_model && matvec_direct_pairs(n) &&
-         n.dst.ne[0] % 32 == 0 && n.dst.ne[1] == 1;
+  return features.subgroup_lanes8 && features.memory_model && n.dst.ne[0] % 32 == 0 &&
+         n.dst.ne[1] == 1;
 }
 
-void plan_matvec_norm_tail(OpPlan* p) {
+// K-quant rows two per workgroup from 4,096 rows up, one below: on the H200
+// (session 36, GPU span of a decode step, two rounds) llama-8b Q4_K_M's
+// products of 4,096 rows made the step 3,491 us with two rows, 3,645 with
+// one, 3,540 with no norm blocks; llama-1b Q4_K_M's of 2,048 rows 1,082 us
+// with one row, 1,108 with two, 1,131 with no norm blocks.
+void plan_matvec_norm_tail(const pi_node& n, OpPlan* p) {
   p->shader = "mul_mat_vec_direct_norm";
+  if (p->spec[4] == 1 && n.dst.ne[0] >= 4096) {
+    p->spec[4] = 2;
+    p->groups = (static_cast<uint64_t>(n.dst.ne[0]) + 1) / 2;
+  }
 }
 
 void plan_matvec_norm_scale(float eps, OpPlan* p) {

@@ -31,19 +31,20 @@ bool matvec_direct_pairs(const pi_node& n);
 
 // Whether the direct kernel may also do the residual ADD after node n and
 // make the next norm's codes a block of 32 rows at a time (vk_fusion.hpp's
-// Unit::norm; the module mul_mat_vec_direct_norm), where matvec_direct holds:
-// rows two per workgroup (Q4_0), one column of whole 32-value blocks,
-// subgroups with the shuffles of eight lanes (Features::subgroup_lanes8) and
-// the Vulkan memory model. K-quant rows, one per workgroup, count each row
-// with a fence and an atomic round trip that the workgroup waits for: on the
-// H200 (session 35) llama-8b Q4_K_M's O product took 15.5 us serialized
-// against 9.9, and the step 3,898 us against 3,531 (two rows per workgroup:
-// 3,671), while llama-1b Q4_K_M's fell 1,127 -> 1,098.
+// Unit::norm; the module mul_mat_vec_direct_norm), where matvec_direct holds
+// (Q4_0, Q4_K or Q6_K rows): one column of whole 32-value blocks, subgroups
+// with the shuffles of eight lanes (Features::subgroup_lanes8) and the Vulkan
+// memory model. On the H200 (session 36, GPU span of a decode step) llama-8b
+// Q4_0's fell 2,672 -> 2,645 us with the count acquiring in the last subgroup
+// only (norm_blocks.glsl), llama-1b Q4_0's 893 -> 882; with K-quant products
+// too, llama-8b Q4_K_M's 3,540 -> 3,491 and llama-1b Q4_K_M's 1,131 -> 1,082
+// (plan_matvec_norm_tail's rows).
 bool matvec_direct_norm(const pi_node& n, const Features& features);
 
-// Turns the direct kernel's plan *p (no ROPE or cache epilogue) into
-// mul_mat_vec_direct_norm's.
-void plan_matvec_norm_tail(OpPlan* p);
+// Turns the direct kernel's plan *p for node n (no ROPE or cache epilogue)
+// into mul_mat_vec_direct_norm's, with K-quant rows two per workgroup in the
+// larger matrices.
+void plan_matvec_norm_tail(const pi_node& n, OpPlan* p);
 
 // Makes a plan that reads codes (plan_matvec_codes; after
 // plan_matvec_epilogue, whose words it keeps) scale its sums by the codes'

@@ -37,19 +37,25 @@ const int SEM_AV = gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable | gl_S
 
 // Stores row value v at byte a and counts the row done in its block's word;
 // true for the block's last row. The count's release orders the store before
-// it; its acquire in the last row's invocation orders every row of the block
-// before that invocation's loads. No workgroup barrier: each invocation that
-// stores a row counts it (two workgroup barriers around one count per
-// workgroup made llama-8b's O product 9.9 -> 16.8 us serialized, H200).
+// it. The count acquires nothing: norm_block's barrier is the acquire, in
+// the block's last subgroup only, so that the other rows' invocations pay
+// for no acquire (which the driver may make an invalidation of the L1 that
+// holds the codes other workgroups read). No workgroup barrier: each
+// invocation that stores a row counts it (two workgroup barriers around one
+// count per workgroup made llama-8b's O product 9.9 -> 16.8 us serialized,
+// H200).
 bool store_row(uint a, float v, uint block) {
   dst_c.w[a >> 2] = floatBitsToUint(v);
   return atomicAdd(outs[2].w[(t_off(T_OUT2) >> 2) + block], 1u, gl_ScopeQueueFamily,
-                   gl_StorageSemanticsBuffer, SEM_AV) == 31u;
+                   gl_StorageSemanticsBuffer,
+                   gl_SemanticsRelease | gl_SemanticsMakeAvailable) == 31u;
 }
 
 // Block `block` of the N rows, by the subgroup whose invocation stored its
-// last row (`last` true in that invocation): its first eight lanes, which
-// the barrier makes see what that invocation acquired.
+// last row (`last` true in that invocation): its first eight lanes. The
+// barrier's acquire, after the count that read 31, synchronizes with every
+// row's release (a fence after the atomic, as the memory model allows), and
+// makes the lanes see what that invocation acquired.
 void norm_block(uint block, bool last) {
   if (subgroupMax(last ? 1u : 0u) == 0u) return;  // uniform per subgroup (arithmetic, not vote)
   controlBarrier(gl_ScopeSubgroup, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer, SEM_AV);
