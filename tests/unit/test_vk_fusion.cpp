@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "backends/vulkan/vk_fusion.hpp"
@@ -509,6 +510,60 @@ TEST(VkFusion, NormBlocksNeedACodesReaderWholeBlocksAndApartBytes) {
   EXPECT_EQ(norm_adds(u), (std::vector<uint32_t>{1}));
   EXPECT_EQ(quantized(u), (std::vector<uint32_t>{0, 6}));
   EXPECT_EQ(scales(u), (std::vector<uint32_t>{0, 2, 0}));
+}
+
+// Gate and up alike over the same codes, SWIGLU over them and a product of
+// its output as codes: one dispatch (the gate's unit) runs both products and
+// SWIGLU, whose codes the down product reads; up and SWIGLU are folded.
+TEST(VkFusion, GateAndUpMakeSwiglusCodesByBlocks) {
+  const std::vector<Unit> u = plan(ffn_nodes(), block_features());
+  EXPECT_EQ(kinds(u), (std::vector<UnitKind>{kS, kF, kF, kS}));
+  EXPECT_EQ(u[0].swiglu, 2u);
+  EXPECT_EQ(reading(u), (std::vector<uint32_t>{0, 3}));
+  EXPECT_EQ(quantized(u), (std::vector<uint32_t>{0}));
+  std::vector<pi_node> g = ffn_nodes();  // K-quant rows (Q4_K_M's gate and up)
+  g[0] = mul_mat(kQ4_K, 4096, 512, slot(2, {kEmbd}), 3);
+  g[1] = mul_mat(kQ4_K, 131072, 512, slot(2, {kEmbd}), 4);
+  EXPECT_EQ(plan(g, block_features())[0].swiglu, 2u);
+}
+
+// The feed-forward with `rows` rows in gate and up (outputs 1 MiB apart).
+std::vector<pi_node> wide_ffn_nodes(int64_t rows) {
+  const pi_tensor x = slot(2, {kEmbd});
+  const pi_tensor gate = tensor(kF32, test_graph::kArena, 1 << 20, {rows}),
+                  up = tensor(kF32, test_graph::kArena, 2 << 20, {rows}),
+                  act = tensor(kF32, test_graph::kArena, 3 << 20, {rows});
+  std::vector<pi_node> g = ffn_nodes();
+  g[0] = node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 4096, {kEmbd, rows}), x}, gate);
+  g[1] = node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 1 << 24, {kEmbd, rows}), x}, up);
+  g[2] = node(PI_OP_SWIGLU, {gate, up}, act);
+  g[3] =
+      node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 1 << 25, {rows, kEmbd}), act}, slot(6, {kEmbd}));
+  return g;
+}
+
+// No fold without the memory model, past 8,192 rows, with an up product of
+// another type or over other activations, SWIGLU's inputs swapped, or a down
+// product with float activations (Q8_0): SWIGLU's own dispatch quantizes.
+TEST(VkFusion, SwigluBlocksNeedAlikeProductsAndACodesReader) {
+  const Features f = block_features();
+  const auto folds = [&](const std::vector<pi_node>& g) { return plan(g, f)[0].swiglu != 0; };
+  ASSERT_TRUE(folds(ffn_nodes()));
+  Features no_model = f;
+  no_model.memory_model = false;
+  EXPECT_EQ(plan(ffn_nodes(), no_model)[0].swiglu, 0u);
+  EXPECT_TRUE(folds(wide_ffn_nodes(8192)));
+  EXPECT_FALSE(folds(wide_ffn_nodes(8224)));
+  std::vector<pi_node> g = ffn_nodes();
+  g[1] = mul_mat(kQ4_K, 131072, 512, slot(2, {kEmbd}), 4);
+  EXPECT_FALSE(folds(g));
+  g = ffn_nodes();
+  g[1] = mul_mat(kQ4_0, 131072, 512, slot(7, {kEmbd}), 4);
+  EXPECT_FALSE(folds(g));
+  g = ffn_nodes();
+  std::swap(g[2].src[0], g[2].src[1]);
+  EXPECT_FALSE(folds(g));
+  EXPECT_FALSE(folds(ffn_nodes(kQ8_0)));
 }
 
 // A product that overwrites the activations ends the run: the next product

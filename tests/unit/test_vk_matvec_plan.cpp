@@ -102,6 +102,19 @@ TEST(VkMatvecPlan, NormBlocksTakeTwoKQuantRowsFromFourThousandRows) {
   }
 }
 
+// The gate-and-up module (Unit::swiglu): K-quant rows two per workgroup,
+// twice the workgroups (gate and up alternating).
+TEST(VkMatvecPlan, SwigluBlocksRunBothProductsTwoRowsAWorkgroup) {
+  for (uint32_t type : {kQ4_0, kQ4_K, kQ6_K}) {
+    SCOPED_TRACE(type);
+    OpPlan p = plan(product(type, 2048, 8192, 0), true);
+    plan_matvec_swiglu_tail(&p);
+    EXPECT_STREQ(p.shader, "mul_mat_vec_direct_swiglu");
+    EXPECT_EQ(p.spec[4], 2u);
+    EXPECT_EQ(p.groups, 8192u);  // 4,096 row pairs of each product
+  }
+}
+
 TEST(VkMatvecPlan, DirectWorkgroupHoldsTheRowsItems) {
   // llama-1b's Q4_K rows of 2,048 values are 32 items: 32 invocations, not 64.
   EXPECT_EQ(plan(product(kQ4_K, 2048, 512, 0), true).spec[3], 32u);

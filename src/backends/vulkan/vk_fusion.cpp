@@ -226,6 +226,25 @@ bool norm_foldable(const pi_graph& g, uint32_t i, const Features& features) {
          disjoint({&a.dst, &g.nodes[j + 1].dst, &m.dst}, {&p.src[0], &p.src[1], &p.dst});
 }
 
+// Product i (gate; in the direct kernel, reading codes, no epilogue) and the
+// product at i + 1 alike over the same activations (up), the SWIGLU at i + 2
+// over their outputs (gate first), whose output the product at i + 3 reads as
+// codes (Unit::swiglu): every output float32 words of whole 32-row blocks, one
+// column, apart from each other and from the products' inputs (the
+// dispatch's workgroups read the others' rows while writing their own).
+bool swiglu_foldable(const pi_graph& g, uint32_t i, const Features& features) {
+  if (i + 3 >= g.n_nodes) return false;
+  const pi_node &gate = g.nodes[i], &up = g.nodes[i + 1], &s = g.nodes[i + 2],
+                &down = g.nodes[i + 3];
+  return up.op == PI_OP_MUL_MAT && matvec_direct(up, true) && matvec_direct_alike(gate, up) &&
+         same_tensor(up.src[1], gate.src[1]) && matvec_direct_swiglu(gate, features) &&
+         s.op == PI_OP_SWIGLU && same_tensor(s.src[0], gate.dst) && same_tensor(s.src[1], up.dst) &&
+         f32_words(gate.dst) && f32_words(up.dst) && f32_words(s.dst) &&
+         same_shape(s.dst, gate.dst) && down.op == PI_OP_MUL_MAT &&
+         matvec_int_dot(down, features) && same_tensor(down.src[1], s.dst) &&
+         disjoint({&gate.dst, &up.dst, &s.dst}, {&gate.src[0], &up.src[0], &gate.src[1]});
+}
+
 // The nodes that earlier products fold (at most two each, kFoldWindow
 // ahead): a few at a time, so a fixed array.
 class Folded {
@@ -336,6 +355,12 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
           folded.add(u.norm);
           pending = i + 2;
           quantized = i + 4;
+        } else if (u.rope == 0 && u.cache == 0 && swiglu_foldable(g, i, features)) {
+          u.swiglu = i + 2;
+          folded.add(i + 1);
+          folded.add(u.swiglu);
+          pending = 0;
+          quantized = i + 3;
         }
       }
     } else if (features.fusion && swiglu_quant_at(g, i, features)) {

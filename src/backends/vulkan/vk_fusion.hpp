@@ -90,6 +90,14 @@ struct Unit {
   // ADD is a kFolded unit, and the RMS_NORM and MUL a kNormMul unit that
   // writes no codes and that the next products need not wait for (0: none).
   uint32_t norm = 0;
+  // Such a product (gate; no rope, cache or norm) and the next node, a product
+  // alike over the same codes (up; matvec_direct_alike), whose outputs the
+  // SWIGLU at `swiglu` (= first + 2) takes as gate and up, and whose output
+  // the next product (down) reads as codes: one dispatch runs both products
+  // and SWIGLU, 32 rows at a time, writing the down product's codes
+  // (shaders/swiglu_blocks.glsl); the up product and SWIGLU are kFolded units
+  // (0: none).
+  uint32_t swiglu = 0;
   // A product reading those codes: the RMS_NORM node whose scale r it applies
   // to its sums (shaders/norm_scale.glsl; 0: none).
   uint32_t scale_norm = 0;

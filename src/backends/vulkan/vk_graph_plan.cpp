@@ -222,7 +222,7 @@ class Planner {
       d.tensors[1] = d.tensors[2];
       d.slots[1] = d.slots[2];
     }
-    ByteRange writes[4] = {tensor_bytes(n.dst)};
+    ByteRange writes[5] = {tensor_bytes(n.dst)};
     size_t n_writes = 1;
     if (u.writes_codes) {  // FLASH_ATTN: the next product's codes (vk_fusion.hpp)
       const pi_tensor& act = g_.nodes[i + 1].src[1];
@@ -236,6 +236,7 @@ class Planner {
     }
     if (u.rope != 0 || u.cache != 0) n_writes += add_epilogue(u, d, reads, n_reads, writes + 1);
     if (u.norm != 0) n_writes += add_norm_blocks(u, d, reads, n_reads, writes + n_writes);
+    if (u.swiglu != 0) n_writes += add_swiglu_blocks(u, d, reads, n_reads, writes + n_writes);
     if (u.scale_norm != 0) plan_matvec_norm_scale(g_.nodes[u.scale_norm].f[0], &d.op);
     if (vec_attn && d.op.extra[1] > 1) {
       n_writes += attn_splits(d, n, writes + n_writes);
@@ -313,12 +314,43 @@ class Planner {
     reads[n_reads++] = tensor_bytes(mul.src[1]);
     writes[0] = tensor_bytes(add.dst);
     writes[1] = scratch_bytes(codes_);
-    writes[2] = take_zeroed(d, 7, norm_block_words(p), scratch_tensor(p.dst));
+    writes[2] = take_zeroed(d, 7, block_words(p), scratch_tensor(p.dst));
     return 3;
   }
 
-  // A count per block of 32 rows of a product with Unit::norm.
-  static uint64_t norm_block_words(const pi_node& product) {
+  // The up product and SWIGLU folded into gate unit u's dispatch d of
+  // mul_mat_vec_direct_swiglu (vk_fusion.hpp's Unit::swiglu;
+  // shaders/swiglu_blocks.glsl): the up weights in T_SRC3, the up product's
+  // output in T_OUT0, SWIGLU's in T_OUT1, a count per block of 32 rows in the
+  // zeroed words as T_OUT2, whose binding reaches on to the down product's
+  // codes in a new region (at host-derived byte 9: the two writes need one
+  // slot, as a dispatch has four it writes). Adds the reads at
+  // reads[n_reads], the writes at `writes`; returns how many writes.
+  size_t add_swiglu_blocks(const Unit& u, DispatchPlan& d, ByteRange* reads, size_t& n_reads,
+                           ByteRange* writes) {
+    const pi_node &gate = g_.nodes[u.first], &up = g_.nodes[u.first + 1],
+                  &swiglu = g_.nodes[u.swiglu];
+    plan_matvec_swiglu_tail(&d.op);
+    d.folded = {u.first + 1, u.swiglu};
+    d.tensors[3] = up.src[0];
+    d.tensors[5] = up.dst;
+    d.tensors[6] = swiglu.dst;
+    bind_slot(d, 3, 16, "up weights");
+    bind_slot(d, 5, 4, "up dst");
+    bind_slot(d, 6, 4, "SWIGLU dst");
+    reads[n_reads++] = tensor_bytes(up.src[0]);
+    writes[0] = tensor_bytes(up.dst);
+    writes[1] = tensor_bytes(swiglu.dst);
+    writes[2] = take_zeroed(d, 7, block_words(gate), scratch_tensor(gate.dst));
+    new_codes(swiglu.dst);
+    d.slots[7].range = codes_.offset + codes_.bytes;
+    d.op.extra[9] = static_cast<uint32_t>(codes_.offset);
+    writes[3] = scratch_bytes(codes_);
+    return 4;
+  }
+
+  // A count per block of 32 rows of a product with Unit::norm or Unit::swiglu.
+  static uint64_t block_words(const pi_node& product) {
     return static_cast<uint64_t>(product.dst.ne[0] / 32);
   }
 
@@ -327,9 +359,9 @@ class Planner {
   // head) of every FLASH_ATTN that may split its cache (attn_splits), a word
   // per ROPE pair of every product whose epilogue pairs rows of two
   // workgroups (add_epilogue: the first sum to arrive waits there), a count
-  // per block of 32 rows of every product that makes a norm's codes
-  // (add_norm_blocks). None (no fill): short caches and prompts, Q4_0
-  // products that make no norm's codes.
+  // per block of 32 rows of every product that makes a norm's or SWIGLU's
+  // codes (add_norm_blocks, add_swiglu_blocks). None (no fill): short caches
+  // and prompts, Q4_0 products that make no codes.
   void reserve_zeroed() {
     uint64_t words = 0;
     for (uint32_t i = 0; i < g_.n_nodes; ++i) {
@@ -338,7 +370,7 @@ class Planner {
     }
     for (const Unit& u : plan_.units) {
       if (pairs_in_scratch(u)) words += pair_words(g_.nodes[u.first]);
-      if (u.norm != 0) words += norm_block_words(g_.nodes[u.first]);
+      if (u.norm != 0 || u.swiglu != 0) words += block_words(g_.nodes[u.first]);
     }
     zeroed_bytes_ = 4 * words;
     if (words == 0) return;

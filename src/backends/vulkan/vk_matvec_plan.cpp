@@ -272,6 +272,28 @@ void plan_matvec_norm_tail(const pi_node& n, OpPlan* p) {
   }
 }
 
+bool matvec_direct_alike(const pi_node& a, const pi_node& b) {
+  const pi_tensor &x = a.src[0], &y = b.src[0];
+  return x.type == y.type && x.ne[0] == y.ne[0] && x.ne[1] == y.ne[1] && x.nb[1] == y.nb[1] &&
+         (x.offset % 16 == 0) == (y.offset % 16 == 0) && a.dst.ne[1] == b.dst.ne[1];
+}
+
+bool matvec_direct_swiglu(const pi_node& gate, const Features& features) {
+  return matvec_direct_norm(gate, features) && gate.dst.ne[0] <= 8192;
+}
+
+// K-quant rows two per workgroup: on the H200 (session 36, GPU span of a
+// step) llama-1b Q4_K_M 1,026 us against 1,092 with one row, llama-8b
+// Q4_K_M 3,667 against 3,891.
+void plan_matvec_swiglu_tail(OpPlan* p) {
+  p->shader = "mul_mat_vec_direct_swiglu";
+  if (p->spec[4] == 1) {
+    p->spec[4] = 2;
+    p->groups = (p->groups + 1) / 2;
+  }
+  p->groups *= 2;
+}
+
 void plan_matvec_norm_scale(float eps, OpPlan* p) {
   p->spec[8] = 1;
   p->n_spec = 9;

@@ -41,10 +41,35 @@ bool matvec_direct_pairs(const pi_node& n);
 // (plan_matvec_norm_tail's rows).
 bool matvec_direct_norm(const pi_node& n, const Features& features);
 
+// Whether the gate product `gate` may run with the up product and SWIGLU
+// after it in one dispatch (vk_fusion.hpp's Unit::swiglu), as
+// matvec_direct_norm, for at most 8,192 rows. The fold saves a barrier stage
+// per layer, but its dispatch streams the weights more slowly than the two
+// products do, more so the larger they are. On the H200 (session 36, GPU span
+// of a decode step, two calls) llama-1b's 8,192 rows: Q4_K_M 1,026 and 1,042
+// us against 1,078 and 1,094 unfolded (the second call with a copy of the
+// loop per weight slot), Q4_0 862 and 874 against 875 and 883;
+// llama-8b's 14,336 rows: Q4_K_M 3,667 and 3,770 against 3,476 and 3,499,
+// Q4_0 2,734 and 2,747 against 2,642 and 2,653.
+bool matvec_direct_swiglu(const pi_node& gate, const Features& features);
+
+// Whether products a and b (both where matvec_direct holds) get the same
+// direct-kernel plan: one type, shape and row stride, both rows 16-byte
+// aligned or neither (the Q4_K pieces), so that one dispatch can run both
+// (Unit::swiglu).
+bool matvec_direct_alike(const pi_node& a, const pi_node& b);
+
 // Turns the direct kernel's plan *p for node n (no ROPE or cache epilogue)
 // into mul_mat_vec_direct_norm's, with K-quant rows two per workgroup in the
 // larger matrices.
 void plan_matvec_norm_tail(const pi_node& n, OpPlan* p);
+
+// Turns the direct kernel's plan *p for the gate product (no epilogue) into
+// mul_mat_vec_direct_swiglu's, which also runs the up product alike
+// (matvec_direct_alike), its workgroups alternating with the gate's, and
+// SWIGLU over both (vk_fusion.hpp's Unit::swiglu; shaders/swiglu_blocks.glsl),
+// K-quant rows two per workgroup.
+void plan_matvec_swiglu_tail(OpPlan* p);
 
 // Makes a plan that reads codes (plan_matvec_codes; after
 // plan_matvec_epilogue, whose words it keeps) scale its sums by the codes'

@@ -1,6 +1,6 @@
 #version 450
-#ifdef USE_NORM_TAIL
-// norm_blocks.glsl's release and acquire (Features::memory_model).
+#if defined(USE_NORM_TAIL) || defined(USE_SWIGLU_TAIL)
+// row_blocks.glsl's release and acquire (Features::memory_model).
 #pragma use_vulkan_memory_model
 #endif
 // MUL_MAT of Q4_0, Q4_K or Q6_K rows with 1..8 activation columns read as
@@ -30,7 +30,10 @@
 // USE_NORM_TAIL (module mul_mat_vec_direct_norm; Unit::norm): the residual
 // ADD after the product and the codes of the next norm's input times its
 // weight, by the workgroups that finish each block of 32 rows
-// (norm_blocks.glsl). NORM_SCALE (Unit::scale_norm): the codes' norm is
+// (norm_blocks.glsl). USE_SWIGLU_TAIL (module mul_mat_vec_direct_swiglu;
+// Unit::swiglu): the gate and up products in one dispatch, their workgroups
+// alternating, and SWIGLU over them with its codes, 32 rows at a time
+// (swiglu_blocks.glsl). NORM_SCALE (Unit::scale_norm): the codes' norm is
 // pending, and the sums are scaled by it (norm_scale.glsl).
 #include "common.glsl"
 #include "blocks.glsl"
@@ -63,8 +66,19 @@ float acc[NSUMS];
 #include "q8_lanes.glsl"
 #include "norm_blocks.glsl"
 #endif
+#ifdef USE_SWIGLU_TAIL
+#include "q8_lanes.glsl"
+#include "swiglu_blocks.glsl"
+// The workgroup's weights (swiglu_blocks.glsl's weight_slot): uniform per
+// workgroup. (A copy of the loop per slot, each slot a constant, ran no
+// faster on the H200, session 36.)
+uint w_slot = T_SRC0;
+#define W_SLOT w_slot
+#else
+#define W_SLOT T_SRC0
+#endif
 
-uint word(uint i) { return bufs[T_SRC0].w[i]; }
+uint word(uint i) { return bufs[W_SLOT].w[i]; }
 
 // Byte addresses of the parts of Q6_K item q of the row at byte `row`: low
 // nibbles, high bits, the 8 scale bytes of half h, d.
@@ -83,7 +97,7 @@ void load_item(uint row, uint q, out uint w[ITEM_WORDS]) {
     w[21] = word(a.w);
   } else if (QK && PIECES) {
     const uint head = (row >> 4) + 9u * (q / 4u), qs = head + 1u + 2u * (q % 4u);
-    const uvec4 h = ubufs[T_SRC0].v[head], a = ubufs[T_SRC0].v[qs], b = ubufs[T_SRC0].v[qs + 1u];
+    const uvec4 h = ubufs[W_SLOT].v[head], a = ubufs[W_SLOT].v[qs], b = ubufs[W_SLOT].v[qs + 1u];
     [[unroll]] for (uint k = 0u; k < 4u; ++k) {
       w[k] = h[k];
       w[4u + k] = a[k];
@@ -190,13 +204,19 @@ void paired_epilogue(uint n, uint c, float v, uint a) {
 }
 
 void main() {
-  const uint N = t_ne(T_DST, 0u), row_groups = (N + ROWS - 1u) / ROWS, o = wg_index();
+  const uint N = t_ne(T_DST, 0u), row_groups = (N + ROWS - 1u) / ROWS;
+#ifdef USE_SWIGLU_TAIL
+  w_slot = weight_slot(wg_index());
+  const uint o = wg_index() / 2u;
+#else
+  const uint o = wg_index();
+#endif
   if (o >= row_groups) return;  // uniform per workgroup
   const uint n0 = o * ROWS, valid = min(ROWS, N - n0);
-  const uint nb = t_ne(T_SRC0, 0u) / 32u, items = nb / ITEM_UNITS, stride = t_nb(T_SRC0, 1u);
+  const uint nb = t_ne(T_SRC0, 0u) / 32u, items = nb / ITEM_UNITS, stride = t_nb(W_SLOT, 1u);
   uint row[ROWS];  // clamped: the last workgroup's rows past N load row N - 1
   [[unroll]] for (uint r = 0u; r < ROWS; ++r)
-    row[r] = t_off(T_SRC0) + (n0 + min(r, valid - 1u)) * stride;
+    row[r] = t_off(W_SLOT) + (n0 + min(r, valid - 1u)) * stride;
   [[unroll]] for (uint c = 0u; c < NCOLS; ++c) qcol[c] = (t_off(T_SRC2) >> 4) + 3u * c * nb;
   [[unroll]] for (uint i = 0u; i < NSUMS; ++i) acc[i] = 0.0;
 
@@ -223,7 +243,7 @@ void main() {
   const uint t = gl_LocalInvocationID.x;
   if (NORM_SCALE && t < NSUMS) red[t][0] *= norm_scale();
   if (ROPE && !PAIRED) barrier();  // the pair's other sum is another invocation's red[]
-#ifdef USE_NORM_TAIL
+#if defined(USE_NORM_TAIL) || defined(USE_SWIGLU_TAIL)
   bool last = false;  // this invocation stored its block's last row
 #endif
   if (t < NSUMS) {
@@ -233,8 +253,10 @@ void main() {
       if (PAIRED) {
         paired_epilogue(n0 + r, c, red[t][0], a);
       } else {
-#ifdef USE_NORM_TAIL
+#if defined(USE_NORM_TAIL)
         last = store_row(a, red[t][0], (n0 + r) / 32u);
+#elif defined(USE_SWIGLU_TAIL)
+        last = store_swiglu_row(w_slot, n0 + r, red[t][0]);
 #else
         stf(a, red[t][0]);
 #endif
@@ -244,5 +266,8 @@ void main() {
   }
 #ifdef USE_NORM_TAIL
   norm_block(n0 / 32u, last);
+#endif
+#ifdef USE_SWIGLU_TAIL
+  swiglu_block(n0 / 32u, last);
 #endif
 }

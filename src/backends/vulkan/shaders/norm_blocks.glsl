@@ -26,39 +26,19 @@
 // subgroup arithmetic (reduce.glsl's USE_SUBGROUP), binding 3 declared as
 // outs[3], and the Vulkan memory model
 // (Features::memory_model) for the release and acquire around the count.
-#extension GL_KHR_memory_scope_semantics : require
+#include "row_blocks.glsl"
 
-// The product's rows, which another workgroup of the dispatch reads: stored
-// and loaded non-privately, so that the count's release and acquire order
-// them.
-layout(std430, set = 0, binding = 2) nonprivate buffer DstShared { uint w[]; } dst_c;
-
-const int SEM_AV = gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable | gl_SemanticsMakeVisible;
-
-// Stores row value v at byte a and counts the row done in its block's word;
-// true for the block's last row. The count's release orders the store before
-// it. The count acquires nothing: norm_block's barrier is the acquire, in
-// the block's last subgroup only, so that the other rows' invocations pay
-// for no acquire (which the driver may make an invalidation of the L1 that
-// holds the codes other workgroups read). No workgroup barrier: each
-// invocation that stores a row counts it (two workgroup barriers around one
-// count per workgroup made llama-8b's O product 9.9 -> 16.8 us serialized,
-// H200).
+// Stores row value v at byte a and counts it in its block (row_blocks.glsl);
+// true for the block's last row.
 bool store_row(uint a, float v, uint block) {
   dst_c.w[a >> 2] = floatBitsToUint(v);
-  return atomicAdd(outs[2].w[(t_off(T_OUT2) >> 2) + block], 1u, gl_ScopeQueueFamily,
-                   gl_StorageSemanticsBuffer,
-                   gl_SemanticsRelease | gl_SemanticsMakeAvailable) == 31u;
+  return count_row(block, 32u);
 }
 
 // Block `block` of the N rows, by the subgroup whose invocation stored its
-// last row (`last` true in that invocation): its first eight lanes. The
-// barrier's acquire, after the count that read 31, synchronizes with every
-// row's release (a fence after the atomic, as the memory model allows), and
-// makes the lanes see what that invocation acquired.
+// last row (`last` true in that invocation): its first eight lanes.
 void norm_block(uint block, bool last) {
-  if (subgroupMax(last ? 1u : 0u) == 0u) return;  // uniform per subgroup (arithmetic, not vote)
-  controlBarrier(gl_ScopeSubgroup, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer, SEM_AV);
+  if (!acquire_block(last)) return;
   const uint j = gl_SubgroupInvocationID;
   if (j >= 8u) return;
   const uint k = 32u * block + 4u * j, y = (t_off(T_DST) >> 2) + k;
