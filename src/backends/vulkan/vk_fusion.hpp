@@ -25,8 +25,9 @@ enum class UnitKind : uint8_t {
   // writing the output and the product's codes; the product quantizes nothing.
   kSwigluQuant,
   // A ROPE or CPY that an earlier product computes in its epilogue
-  // (Unit::rope, Unit::cache), or the ADD after one (Unit::norm): no
-  // dispatch of its own.
+  // (Unit::rope, Unit::cache), the ADD after one (Unit::norm), or the up
+  // product and SWIGLU after a gate product (Unit::swiglu): no dispatch of
+  // its own.
   kFolded,
 };
 
@@ -60,8 +61,9 @@ struct Unit {
   UnitKind kind = UnitKind::kSingle;
   // A MUL_MAT with 8-bit activations (Features::prequant) that reads them as
   // codes the recording made once (shaders/quantize_q8.comp's blocks): from
-  // a fused unit before it (writes_codes, kSwigluQuant), from the product
-  // before it over the same src1, or, for rows of at least
+  // a fused unit before it (writes_codes, kSwigluQuant), from a product's
+  // blocks (Unit::norm, Unit::swiglu), from the product before it over the
+  // same src1, or, for rows of at least
   // Features::prequant_min_k values, from a dispatch of its own (quantize).
   // Otherwise its workgroups quantize the activations themselves.
   bool reads_codes = false;

@@ -161,6 +161,11 @@ class Planner {
     }
     d.groups_x = static_cast<uint32_t>(gx);
     d.groups_y = static_cast<uint32_t>(gy);
+    if (reads.size() + writes.size() > d.ranges.size()) {  // a hand-built node with more sources
+      throw VkError(PI_ERR_UNSUPPORTED, "node " + std::to_string(d.first) + " (" +
+                                            pi_op_name(g_.nodes[d.first].op) +
+                                            ") reads and writes more ranges than a dispatch holds");
+    }
     std::copy(reads.begin(), reads.end(), d.ranges.begin());
     std::copy(writes.begin(), writes.end(), d.ranges.begin() + reads.size());
     d.n_reads = static_cast<uint8_t>(reads.size());
@@ -323,9 +328,9 @@ class Planner {
   // shaders/swiglu_blocks.glsl): the up weights in T_SRC3, the up product's
   // output in T_OUT0, SWIGLU's in T_OUT1, a count per block of 32 rows in the
   // zeroed words as T_OUT2, whose binding reaches on to the down product's
-  // codes in a new region (at host-derived byte 9: the two writes need one
-  // slot, as a dispatch has four it writes). Adds the reads at
-  // reads[n_reads], the writes at `writes`; returns how many writes.
+  // codes in a new region (host-derived word 9 holds its byte offset: the
+  // two writes need one slot, as a dispatch has four it writes). Adds the
+  // reads at reads[n_reads], the writes at `writes`; returns how many writes.
   size_t add_swiglu_blocks(const Unit& u, DispatchPlan& d, ByteRange* reads, size_t& n_reads,
                            ByteRange* writes) {
     const pi_node &gate = g_.nodes[u.first], &up = g_.nodes[u.first + 1],
@@ -344,6 +349,11 @@ class Planner {
     writes[2] = take_zeroed(d, 7, block_words(gate), scratch_tensor(gate.dst));
     new_codes(swiglu.dst);
     d.slots[7].range = codes_.offset + codes_.bytes;
+    if (d.slots[7].range > dev_->limits.maxStorageBufferRange) {
+      throw VkError(PI_ERR_UNSUPPORTED, "node " + std::to_string(u.first) +
+                                            ": the scratch words and codes span more than the "
+                                            "device binds at once");
+    }
     d.op.extra[9] = static_cast<uint32_t>(codes_.offset);
     writes[3] = scratch_bytes(codes_);
     return 4;

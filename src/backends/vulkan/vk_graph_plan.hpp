@@ -44,7 +44,7 @@ struct DispatchPlan {
   int32_t param_node = -1;  // whose i[] and f[] the shader reads; -1: none
   uint32_t first = 0, count = 1;
   // Later nodes that a product's epilogue computes (Unit::rope, Unit::cache,
-  // or Unit::norm's ADD; 0: none).
+  // Unit::norm's ADD, or Unit::swiglu's up product and SWIGLU; 0: none).
   std::array<uint32_t, 2> folded{};
   uint32_t groups_x = 0, groups_y = 0;
   bool barrier = false;  // waits for the earlier dispatches of the graph
@@ -63,7 +63,7 @@ struct GraphPlan {
   // Scratch bytes [first, second) set to zero before every run of the recording
   // (the split decode attention's counts, the ROPE pairs' words of K-quant
   // products' epilogues, the counts per 32 rows of products that make a
-  // norm's codes).
+  // norm's or SWIGLU's codes).
   std::vector<std::pair<uint64_t, uint64_t>> zeroed;
   std::vector<Unit> units;  // how plan_units cut the graph
 };

@@ -149,17 +149,16 @@ bool direct_format(const pi_node& n, bool codes) {
 }
 
 // One item per invocation and pass, workgroups of the row's items within
-// 32..64, 2 rows of Q4_0 and 1 of Q4_K or Q6_K per workgroup. On the H200 (session
-// 17, tg128, two rounds; BENCHMARKS.md) llama-8b Q4_0 251.9 / 243.8 tok/s
-// against 241.6 / 238.9 with 128 invocations, 219.7 / 215.8 with 256, 226.3
-// / 222.4 with 2 items per pass and 221.7 / 226.5 staged; llama-8b Q4_K_M
-// 186.4 / 187.5 with 1 row against 182.8 / 182.3 with 2 and 170.2 / 169.4
-// staged; llama-1b Q4_K_M (rows of 32 items) 575.1 / 562.6 with 32
-// invocations against 536.2 / 523.6 with 64. Q4_K rows that start 16-byte
-// aligned (as GGUF's 32-byte alignment leaves them) load an item as 3 uvec4s
-// (PIECES): llama-8b Q4_K_M 209.0 / 210.4 against 196.4 / 200.0 with 12 words.
-// Q4_0 with 4 rows or 32 invocations was no better (241.1 / 243.5, 245.5 /
-// 236.5 against 247.5 / 246.7).
+// 32..64, 2 rows of Q4_0 and 1 of Q4_K or Q6_K per workgroup (the norm and
+// SWIGLU modules may take two: plan_matvec_norm_tail, plan_matvec_swiglu_tail). On the H200
+// (session 17, tg128, two rounds; BENCHMARKS.md) llama-8b Q4_0 251.9 / 243.8 tok/s against 241.6 /
+// 238.9 with 128 invocations, 219.7 / 215.8 with 256, 226.3 / 222.4 with 2 items per pass and 221.7
+// / 226.5 staged; llama-8b Q4_K_M 186.4 / 187.5 with 1 row against 182.8 / 182.3 with 2 and 170.2 /
+// 169.4 staged; llama-1b Q4_K_M (rows of 32 items) 575.1 / 562.6 with 32 invocations against 536.2
+// / 523.6 with 64. Q4_K rows that start 16-byte aligned (as GGUF's 32-byte alignment leaves them)
+// load an item as 3 uvec4s (PIECES): llama-8b Q4_K_M 209.0 / 210.4 against 196.4 / 200.0 with 12
+// words. Q4_0 with 4 rows or 32 invocations was no better (241.1 / 243.5, 245.5 / 236.5 against
+// 247.5 / 246.7).
 void plan_direct(const pi_node& n, const Features& feat, OpPlan* p) {
   const pi_tensor &w = n.src[0], &d = n.dst;
   const bool qk = w.type != kQ4_0;  // two units per item

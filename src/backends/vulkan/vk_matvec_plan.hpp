@@ -24,9 +24,10 @@ void plan_matvec_codes(const pi_node& n, const Features& features, bool codes, O
 // Q4_K or Q6_K rows at even (Q4_K: word) byte offsets, one batch.
 bool matvec_direct(const pi_node& n, bool codes);
 
-// Whether the direct kernel takes node n's rows two per workgroup (Q4_0),
-// so that a ROPE pair, two consecutive rows, lies in one workgroup; else one
-// (K-quants), and a folded ROPE pairs its rows through a word per pair.
+// Whether the direct kernel's plain modules take node n's rows two per
+// workgroup (Q4_0), so that a ROPE pair, two consecutive rows, lies in one
+// workgroup; else one (K-quants), and a folded ROPE pairs its rows through a
+// word per pair.
 bool matvec_direct_pairs(const pi_node& n);
 
 // Whether the direct kernel may also do the residual ADD after node n and
