@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "arena_graph.hpp"
 #include "backend_under_test.hpp"
 #include "pi_node_builder.hpp"
 #include "random_data.hpp"
@@ -109,15 +110,7 @@ std::vector<float> run(const BackendDevice& dev, const Fold& in, const Lengths& 
   g.push_back(node(PI_OP_MUL, {at(kNorm, k), bind(in.nw, nw)}, at(kXn, k)));
   for (int m = 0; m < 3; ++m)
     g.push_back(node(PI_OP_MUL_MAT, {bind(in.wq[m], wq[m]), at(kXn, k)}, at(kQ + m, l.rows(m))));
-  for (const pi_node& n : g) {
-    if (!dev.supports(n)) return {};
-  }
-  const std::vector<uint8_t> poison(kSlots * 4 * slot, 0xFF);
-  arena.write(0, poison.data(), poison.size());
-  dev.submit(pi_graph{g.data(), static_cast<uint32_t>(g.size())});
-  std::vector<float> out(kSlots * slot);
-  arena.read(0, out.data(), out.size() * 4);
-  return out;
+  return submit_over_poison(dev, arena, g, kSlots * slot);
 }
 
 // got within rel · max|want| of want, slot by slot (NaN fails); the
@@ -126,20 +119,10 @@ void compare(const std::vector<float>& got, const std::vector<float>& want, cons
              double rel, double rel_next, const std::string& vs) {
   const char* names[kSlots] = {"MUL_MAT",   "ADD",       "RMS_NORM", "MUL",
                                "MUL_MAT Q", "MUL_MAT K", "MUL_MAT V"};
-  for (int s = 0; s < kSlots; ++s) {
-    const int64_t n = s >= kQ ? l.rows(s - kQ) : l.k;
-    const float* g = got.data() + s * l.slot();
-    const float* w = want.data() + s * l.slot();
-    double peak = 0.0;
-    for (int64_t i = 0; i < n; ++i) peak = std::max(peak, std::fabs(double{w[i]}));
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const double tol = (s >= kQ ? rel_next : rel) * peak;
-      if (!(std::fabs(double{g[i]} - w[i]) <= tol) && bad++ < 3)
-        ADD_FAILURE() << vs << ": " << names[s] << "[" << i << "] " << g[i] << ", want " << w[i];
-    }
-    EXPECT_EQ(bad, 0) << vs << ": " << names[s];
-  }
+  std::vector<SlotCheck> slots;
+  for (int s = 0; s < kSlots; ++s)
+    slots.push_back({names[s], s >= kQ ? l.rows(s - kQ) : l.k, s >= kQ ? rel_next : rel});
+  compare_slots(got, want, slots, l.slot(), vs);
 }
 
 class NormFold : public ConformanceTestWithParam<Lengths> {};
