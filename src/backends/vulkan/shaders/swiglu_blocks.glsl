@@ -13,8 +13,8 @@
 //   * SWIGLU's output y = silu(gate) · up, as binary.comp and
 //     quantize_q8.comp compute it (T_OUT1);
 //   * block b of y's codes into the down product's region, which lies in
-//     T_OUT2's binding at host-derived byte p_u(9) (quantize_q8.comp's
-//     layout; words 10 and 11 zero).
+//     T_OUT2's binding at the byte offset that host-derived word 9 holds
+//     (p_u(9); quantize_q8.comp's layout, words 10 and 11 zero).
 // Needs common.glsl, q8_lanes.glsl (lanes of 8), subgroup arithmetic, binding
 // 3 declared as outs[3] and the Vulkan memory model.
 #include "row_blocks.glsl"
