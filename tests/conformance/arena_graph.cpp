@@ -20,6 +20,18 @@ std::vector<float> submit_over_poison(const BackendDevice& dev, DeviceBuffer& ar
   return out;
 }
 
+FoldRuns fold_runs(BackendUnderTest& backend,
+                   const std::function<std::vector<float>(const BackendDevice&)>& run) {
+  FoldRuns r;
+  const BackendDevice& dev = backend.device();
+  r.fused = run(dev);
+  if (r.fused.empty()) return r;
+  r.again = run(dev);
+  r.unfused = run(BackendDevice(dev.vt(), 0, backend.options() + ",fusion=0"));
+  r.cpu = run(BackendDevice(*find_backend("cpu", nullptr), 0, "threads=4"));
+  return r;
+}
+
 void compare_slots(const std::vector<float>& got, const std::vector<float>& want,
                    const std::vector<SlotCheck>& slots, int64_t stride, const std::string& vs) {
   for (size_t s = 0; s < slots.size(); ++s) {

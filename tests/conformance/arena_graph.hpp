@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,16 @@ namespace polyinfer::conformance {
 // back its first `floats` floats; empty when dev does not support a node of g.
 std::vector<float> submit_over_poison(const BackendDevice& dev, DeviceBuffer& arena,
                                       const std::vector<pi_node>& g, int64_t floats);
+
+// A fold test's graph run four ways: on the backend under test, there again
+// (what a fused kernel leaves behind, such as counts per 32 rows, must not
+// change the next run), with `fusion=0`, and on the CPU backend. All empty
+// when the backend does not support a node (the first run came back empty).
+struct FoldRuns {
+  std::vector<float> fused, again, unfused, cpu;
+};
+FoldRuns fold_runs(BackendUnderTest& backend,
+                   const std::function<std::vector<float>(const BackendDevice&)>& run);
 
 // A slot to compare: its node's name, its values, the tolerance relative to
 // the largest magnitude of the wanted values.

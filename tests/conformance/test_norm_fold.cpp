@@ -173,17 +173,13 @@ TEST_P(NormFold, MatchesUnfusedAndCpu) {
   fill_normal(in.w1, rng, 1.0 / std::sqrt(static_cast<double>(k1)));
   const double sigma = 1.0 / std::sqrt(static_cast<double>(k));
   for (HostTensor* t : {&in.wq[0], &in.wq[1], &in.wq[2]}) fill_normal(*t, rng, sigma);
-  const BackendDevice& dev = backend().device();
-  const std::vector<float> fused = run(dev, in, l);
-  if (fused.empty()) GTEST_SKIP() << dev.name() << " does not support a node of this graph";
-  const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
-  const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
-  // Again on the same stream: what a fused kernel leaves behind (CUDA's
-  // counters per 32 rows) must not change the next run.
-  compare(run(dev, in, l), fused, l, 1e-6, 1e-6, "the same graph again");
+  const FoldRuns r = fold_runs(backend(), [&](const BackendDevice& d) { return run(d, in, l); });
+  if (r.fused.empty())
+    GTEST_SKIP() << backend().device().name() << " does not support a node of this graph";
+  compare(r.again, r.fused, l, 1e-6, 1e-6, "the same graph again");
   const bool quantized = l.type != GgmlType::F16;
-  compare(fused, run(unfused, in, l), l, 1e-4, quantized ? 1e-2 : 1e-4, "fusion=0");
-  compare(fused, run(cpu, in, l), l, 1e-2, quantized ? 5e-2 : 1e-2, "cpu");
+  compare(r.fused, r.unfused, l, 1e-4, quantized ? 1e-2 : 1e-4, "fusion=0");
+  compare(r.fused, r.cpu, l, 1e-2, quantized ? 5e-2 : 1e-2, "cpu");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -123,14 +123,12 @@ TEST_P(SwigluFold, MatchesUnfusedAndCpu) {
   const double over_k = 1.0 / std::sqrt(static_cast<double>(l.k));
   for (HostTensor* t : {&in.wo, &in.wg, &in.wu}) fill_normal(*t, rng, over_k);
   fill_normal(in.wd, rng, 1.0 / std::sqrt(static_cast<double>(l.f)));
-  const BackendDevice& dev = backend().device();
-  const std::vector<float> fused = run(dev, in, l);
-  if (fused.empty()) GTEST_SKIP() << dev.name() << " does not support a node of this graph";
-  const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
-  const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
-  compare(run(dev, in, l), fused, l, 1e-6, 1e-6, "the same graph again");
-  compare(fused, run(unfused, in, l), l, 1e-4, 1e-2, "fusion=0");
-  compare(fused, run(cpu, in, l), l, 1e-2, 5e-2, "cpu");
+  const FoldRuns r = fold_runs(backend(), [&](const BackendDevice& d) { return run(d, in, l); });
+  if (r.fused.empty())
+    GTEST_SKIP() << backend().device().name() << " does not support a node of this graph";
+  compare(r.again, r.fused, l, 1e-6, 1e-6, "the same graph again");
+  compare(r.fused, r.unfused, l, 1e-4, 1e-2, "fusion=0");
+  compare(r.fused, r.cpu, l, 1e-2, 5e-2, "cpu");
 }
 
 INSTANTIATE_TEST_SUITE_P(

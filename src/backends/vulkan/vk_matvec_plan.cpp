@@ -174,6 +174,15 @@ void plan_direct(const pi_node& n, const Features& feat, OpPlan* p) {
         {}};
 }
 
+// A direct-kernel plan of rows one per workgroup (K-quants) made two per
+// workgroup, as the modules whose every row waits for its count take them
+// (plan_matvec_norm_tail, plan_matvec_swiglu_tail); Q4_0's two stay.
+void two_rows_per_workgroup(OpPlan* p) {
+  if (p->spec[4] != 1) return;
+  p->spec[4] = 2;
+  p->groups = (p->groups + 1) / 2;
+}
+
 // ---- shaders/mul_mat_vec_f16.comp -------------------------------------------
 
 // F16 rows of a multiple of 8 values that start 16-byte aligned (as GGUF
@@ -265,10 +274,7 @@ bool matvec_direct_norm(const pi_node& n, const Features& features) {
 // with one row, 1,108 with two, 1,131 with no norm blocks.
 void plan_matvec_norm_tail(const pi_node& n, OpPlan* p) {
   p->shader = "mul_mat_vec_direct_norm";
-  if (p->spec[4] == 1 && n.dst.ne[0] >= 4096) {
-    p->spec[4] = 2;
-    p->groups = (static_cast<uint64_t>(n.dst.ne[0]) + 1) / 2;
-  }
+  if (n.dst.ne[0] >= 4096) two_rows_per_workgroup(p);
 }
 
 bool matvec_direct_alike(const pi_node& a, const pi_node& b) {
@@ -286,10 +292,7 @@ bool matvec_direct_swiglu(const pi_node& gate, const Features& features) {
 // Q4_K_M 3,667 against 3,891.
 void plan_matvec_swiglu_tail(OpPlan* p) {
   p->shader = "mul_mat_vec_direct_swiglu";
-  if (p->spec[4] == 1) {
-    p->spec[4] = 2;
-    p->groups = (p->groups + 1) / 2;
-  }
+  two_rows_per_workgroup(p);
   p->groups *= 2;
 }
 

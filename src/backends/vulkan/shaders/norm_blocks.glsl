@@ -11,10 +11,9 @@
 // and llama-8b Q4_K_M's 454; a whole norm in the product's last workgroup
 // took more than that back.
 //
-// Every invocation that stores a row stores it non-privately and counts it
-// in its block's word (slot T_OUT2, in the block the host zeroes before every
-// run); the one that brings the count to 32 reads the block's 32 sums, and
-// eight lanes of its subgroup (four values each, q8_lanes.glsl) write:
+// Every row is stored and counted (row_blocks.glsl); the subgroup whose count
+// completes a block reads its 32 sums, and eight of its lanes (four values
+// each, q8_lanes.glsl) write:
 //   * the ADD's output, sum = product + residual (T_OUT0; the residual in
 //     T_SRC1, which the kernel does not read as activations);
 //   * block b of the codes of sum · w (w, the norm's weight row, in T_SRC3)
@@ -22,10 +21,8 @@
 //   * Σ sum² of the block in the block's word 10 (zero in quantize_q8.comp's
 //     blocks; the next products add them up as they load the blocks).
 // RMS_NORM's and MUL's outputs are written by a norm dispatch beside the next
-// products (vk_fusion.hpp). Needs common.glsl, q8_lanes.glsl (lanes of 8),
-// subgroup arithmetic (reduce.glsl's USE_SUBGROUP), binding 3 declared as
-// outs[3], and the Vulkan memory model
-// (Features::memory_model) for the release and acquire around the count.
+// products (vk_fusion.hpp). Needs what row_blocks.glsl needs, q8_lanes.glsl
+// (lanes of 8) and subgroup arithmetic (reduce.glsl's USE_SUBGROUP).
 #include "row_blocks.glsl"
 
 // Stores row value v at byte a and counts it in its block (row_blocks.glsl);
