@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "graph/scratch.hpp"
 #include "polyinfer/error.hpp"
 
 namespace polyinfer {
@@ -75,7 +76,9 @@ const uint8_t* host_bytes(const BackendDevice& dev, const pi_tensor& t) {
 std::vector<GraphExecutor::Segment> GraphExecutor::lay_out(const Graph& graph,
                                                            const MemoryPlan& plan) const {
   std::vector<Segment> segs;
-  for (const GraphNode& n : graph.nodes()) {
+  const std::vector<bool> scratch = scratch_destinations(graph);
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    const GraphNode& n = graph.nodes()[i];
     if (n.kind == NodeKind::kCopy) {
       Segment c;
       c.copy = true;
@@ -102,6 +105,7 @@ std::vector<GraphExecutor::Segment> GraphExecutor::lay_out(const Graph& graph,
     node.dst = to_abi(graph, plan, n.dst);
     std::copy(n.i.begin(), n.i.end(), node.i);
     std::copy(n.f.begin(), n.f.end(), node.f);
+    node.flags = scratch[i] ? PI_NODE_SCRATCH : 0u;
     segs.back().nodes.push_back(node);
   }
   return segs;

@@ -136,6 +136,7 @@ const MatShape kShapes[] = {
     // workgroup's rows partly past the end.
     {"vector_rows", 2051, 1, 1, 1, RowLen::kFull},
     {"vector_rows_4099", 4099, 1, 1, 1, RowLen::kFull},  // past 4,096 rows: CUDA F16, 2 per block
+    {"vector_rows_8195", 8195, 1, 1, 1},  // past 8,192 rows: Vulkan Q4_0, 4 per workgroup
     {"cols3_rows", 1029, 3, 1, 1},
     {"cols8_rows", 601, 8, 1, 1},
     {"cols5_rows_full", 261, 5, 1, 1, RowLen::kFull},  // Vulkan F16: one row per workgroup

@@ -24,7 +24,11 @@
 // Q5_K, which folds the norm again (and after a Q4_0 product, on Vulkan, is
 // the staged kernel scaling its sums by the norm whose codes the product's
 // workgroups made: vk_fusion.hpp's Unit::norm; also Q4_K and Q6_K products
-// after a Q4_0 one, the direct kernel scaling). Every node's output is compared
+// after a Q4_0 one, the direct kernel scaling). Also with the RMS_NORM's and
+// MUL's outputs scratch (PI_NODE_SCRATCH; those two then not compared): the
+// Vulkan plugin then runs no norm dispatch where only products reading the
+// blocks' codes read them (vk_fusion.cpp's drop_unread_norms), and keeps it
+// where a Q8_0 V reads the MUL's output as floats. Every node's output is compared
 //   * with the same backend opened with `fusion=0`: the folded kernels
 //     multiply by the norm's weight before its scale and sum the squares in
 //     another order, a few float32 roundings: 1e-4 of the tensor's largest
@@ -68,6 +72,8 @@ struct Lengths {
   GgmlType type = GgmlType::F16;  // the products' weights, but for:
   std::optional<GgmlType> first = std::nullopt;  // the first product's (a down projection's Q6_K)
   std::optional<GgmlType> v = std::nullopt;      // V's (Q4_K_M's Q6_K)
+  // RMS_NORM's and MUL's outputs scratch (PI_NODE_SCRATCH), not compared.
+  bool scratch = false;
 
   GgmlType type_of(int product) const {
     return product == 0 ? first.value_or(type) : product == 3 ? v.value_or(type) : type;
@@ -108,6 +114,7 @@ std::vector<float> run(const BackendDevice& dev, const Fold& in, const Lengths& 
   g.push_back(node(PI_OP_RMS_NORM, {at(kSum, k)}, at(kNorm, k)));
   g.back().f[0] = 1e-5f;
   g.push_back(node(PI_OP_MUL, {at(kNorm, k), bind(in.nw, nw)}, at(kXn, k)));
+  if (l.scratch) g[2].flags = g[3].flags = PI_NODE_SCRATCH;
   for (int m = 0; m < 3; ++m)
     g.push_back(node(PI_OP_MUL_MAT, {bind(in.wq[m], wq[m]), at(kXn, k)}, at(kQ + m, l.rows(m))));
   return submit_over_poison(dev, arena, g, kSlots * slot);
@@ -120,8 +127,14 @@ void compare(const std::vector<float>& got, const std::vector<float>& want, cons
   const char* names[kSlots] = {"MUL_MAT",   "ADD",       "RMS_NORM", "MUL",
                                "MUL_MAT Q", "MUL_MAT K", "MUL_MAT V"};
   std::vector<SlotCheck> slots;
-  for (int s = 0; s < kSlots; ++s)
-    slots.push_back({names[s], s >= kQ ? l.rows(s - kQ) : l.k, s >= kQ ? rel_next : rel});
+  for (int s = 0; s < kSlots; ++s) {
+    const bool scratch = l.scratch && (s == kNorm || s == kXn);
+    slots.push_back({names[s],
+                     scratch   ? 0
+                     : s >= kQ ? l.rows(s - kQ)
+                               : l.k,
+                     s >= kQ ? rel_next : rel});
+  }
   compare_slots(got, want, slots, l.slot(), vs);
 }
 
@@ -149,6 +162,7 @@ std::string fold_name(const Lengths& l) {
     name += "_v_";
     name += type_name(*l.v);
   }
+  if (l.scratch) name += "_scratch";
   return name;
 }
 
@@ -202,7 +216,10 @@ INSTANTIATE_TEST_SUITE_P(
         Lengths{4096, 4096, true, GgmlType::Q4_0, std::nullopt, GgmlType::Q5_K},
         Lengths{4096, 4096, false, GgmlType::Q4_K, GgmlType::Q4_0},
         Lengths{4096, 4096, false, GgmlType::Q6_K, GgmlType::Q4_0},
-        Lengths{4096, 4096, false, GgmlType::Q5_K}),
+        Lengths{4096, 4096, false, GgmlType::Q5_K},
+        Lengths{4096, 4096, false, GgmlType::Q4_0, std::nullopt, std::nullopt, true},
+        Lengths{2048, 2048, true, GgmlType::Q4_K, std::nullopt, GgmlType::Q6_K, true},
+        Lengths{2048, 2048, false, GgmlType::Q4_K, std::nullopt, GgmlType::Q8_0, true}),
     [](const auto& info) { return fold_name(info.param); });
 
 }  // namespace

@@ -512,6 +512,49 @@ TEST(VkFusion, NormBlocksNeedACodesReaderWholeBlocksAndApartBytes) {
   EXPECT_EQ(scales(u), (std::vector<uint32_t>{0, 2, 0}));
 }
 
+// o_norm_nodes with the RMS_NORM's and MUL's outputs scratch (PI_NODE_SCRATCH).
+std::vector<pi_node> scratch_norm_nodes() {
+  std::vector<pi_node> g = o_norm_nodes();
+  g[2].flags = g[3].flags = PI_NODE_SCRATCH;
+  return g;
+}
+
+// The norm beside gate and up has no dispatch where its outputs are scratch
+// and only products reading the blocks' codes read them (also an up product
+// folded with its gate); it stays where
+// either output is kept, or another node reads one: the norm's output as
+// floats, or a float product the MUL's output. A node writing over the bytes ends the search for
+// readers.
+TEST(VkFusion, UnreadNormBesideTheBlocksHasNoDispatch) {
+  const Features f = block_features();
+  const UnitKind kN = UnitKind::kNormMul;
+  EXPECT_EQ(kinds(plan(scratch_norm_nodes(), f)), (std::vector<UnitKind>{kS, kF, kF, kS, kS}));
+  std::vector<pi_node> g = scratch_norm_nodes();
+  g[3].flags = 0;
+  EXPECT_EQ(kinds(plan(g, f)), (std::vector<UnitKind>{kS, kF, kN, kS, kS}));
+  g = scratch_norm_nodes();
+  g[2].flags = 0;
+  EXPECT_EQ(kinds(plan(g, f)), (std::vector<UnitKind>{kS, kF, kN, kS, kS}));
+  g = scratch_norm_nodes();
+  g.push_back(node(PI_OP_ADD, {slot(1, {kEmbd}), slot(0, {kEmbd})}, slot(5, {kEmbd})));
+  EXPECT_EQ(kinds(plan(g, f))[2], kN);  // the norm's output read as floats
+  g = scratch_norm_nodes();
+  g.insert(g.begin() + 5, mul_mat(kQ8_0, 786432, 512, slot(2, {kEmbd}), 5));
+  EXPECT_EQ(kinds(plan(g, f))[2], kN);  // a float product of the MUL's output
+  g = scratch_norm_nodes();
+  g.push_back(node(PI_OP_ADD, {slot(5, {kEmbd}), slot(5, {kEmbd})}, slot(2, {kEmbd})));
+  g.push_back(node(PI_OP_ADD, {slot(2, {kEmbd}), slot(5, {kEmbd})}, slot(6, {kEmbd})));
+  EXPECT_EQ(kinds(plan(g, f))[2], kF);  // slot 2 read again only after it was written over
+  // Gate and up folded with SWIGLU (Unit::swiglu): the up product reads the
+  // codes in the gate's dispatch.
+  g = scratch_norm_nodes();
+  g.resize(4);
+  for (const pi_node& n : ffn_nodes()) g.push_back(n);
+  const std::vector<Unit> u = plan(g, f);
+  EXPECT_EQ(u[3].swiglu, 6u);
+  EXPECT_EQ(kinds(u), (std::vector<UnitKind>{kS, kF, kF, kS, kF, kF, kS}));
+}
+
 // Gate and up alike over the same codes, SWIGLU over them and a product of
 // its output as codes: one dispatch (the gate's unit) runs both products and
 // SWIGLU, whose codes the down product reads; up and SWIGLU are folded.

@@ -68,7 +68,7 @@ TEST(VkMatvecPlan, DirectForQ4_0Q4_KQ6_KThatReadCodes) {
   struct Want {
     uint32_t type, rows, pieces;
   };
-  for (const Want w : {Want{kQ4_0, 2, 0}, Want{kQ4_K, 1, 1}, Want{kQ6_K, 1, 0}}) {
+  for (const Want w : {Want{kQ4_0, 4, 0}, Want{kQ4_K, 1, 1}, Want{kQ6_K, 1, 0}}) {
     SCOPED_TRACE(w.type);
     const OpPlan p = plan(product(w.type, 4096, 14336, 0), true);
     EXPECT_STREQ(p.shader, "mul_mat_vec_direct_subgroup");
@@ -83,15 +83,25 @@ TEST(VkMatvecPlan, DirectForQ4_0Q4_KQ6_KThatReadCodes) {
 
 // The norm-block module (Unit::norm): K-quant rows two per workgroup from
 // 4,096 rows up (llama-8b's O and down products), one below (llama-1b's);
-// Q4_0 rows stay two.
+// Q4_0 rows two, also where the plain module takes four.
+// Q4_0 rows four per workgroup from 8,192 rows of one column (llama-8b's
+// gate and up), else two.
+TEST(VkMatvecPlan, DirectQ4_0RowsFourInWideOneColumnProducts) {
+  EXPECT_EQ(plan(product(kQ4_0, 4096, 8192, 0), true).spec[4], 4u);
+  EXPECT_EQ(plan(product(kQ4_0, 4096, 8190, 0), true).spec[4], 2u);
+  EXPECT_EQ(plan(product(kQ4_0, 4096, 14336, 0, 0, 2), true).spec[4], 2u);  // two columns
+  EXPECT_EQ(plan(product(kQ4_0, 4096, 8195, 0), true).groups, 2049u);
+}
+
 TEST(VkMatvecPlan, NormBlocksTakeTwoKQuantRowsFromFourThousandRows) {
   struct Want {
     uint32_t type;
     int64_t n;
     uint32_t rows;
   };
-  for (const Want w : {Want{kQ4_K, 4096, 2}, Want{kQ6_K, 4096, 2}, Want{kQ4_K, 2048, 1},
-                       Want{kQ6_K, 2048, 1}, Want{kQ4_0, 4096, 2}, Want{kQ4_0, 2048, 2}}) {
+  for (const Want w :
+       {Want{kQ4_K, 4096, 2}, Want{kQ6_K, 4096, 2}, Want{kQ4_K, 2048, 1}, Want{kQ6_K, 2048, 1},
+        Want{kQ4_0, 4096, 2}, Want{kQ4_0, 2048, 2}, Want{kQ4_0, 8192, 2}}) {
     SCOPED_TRACE(testing::Message() << w.type << " " << w.n);
     const pi_node n = product(w.type, 4096, w.n, 0);
     OpPlan p = plan(n, true);
@@ -102,16 +112,23 @@ TEST(VkMatvecPlan, NormBlocksTakeTwoKQuantRowsFromFourThousandRows) {
   }
 }
 
-// The gate-and-up module (Unit::swiglu): K-quant rows two per workgroup,
-// twice the workgroups (gate and up alternating).
-TEST(VkMatvecPlan, SwigluBlocksRunBothProductsTwoRowsAWorkgroup) {
-  for (uint32_t type : {kQ4_0, kQ4_K, kQ6_K}) {
-    SCOPED_TRACE(type);
-    OpPlan p = plan(product(type, 2048, 8192, 0), true);
-    plan_matvec_swiglu_tail(&p);
+// The gate-and-up module (Unit::swiglu): Q4_0 rows four per workgroup,
+// K-quant rows two, twice the workgroups (gate and up alternating).
+TEST(VkMatvecPlan, SwigluBlocksRunBothProductsFourQ4_0RowsOrTwoKQuantRows) {
+  struct Want {
+    uint32_t type;
+    int64_t n;
+    uint32_t rows;
+  };
+  for (const Want w :
+       {Want{kQ4_0, 8192, 4}, Want{kQ4_0, 544, 4}, Want{kQ4_K, 8192, 2}, Want{kQ6_K, 544, 2}}) {
+    SCOPED_TRACE(testing::Message() << w.type << " " << w.n);
+    const pi_node gate = product(w.type, 2048, w.n, 0);
+    OpPlan p = plan(gate, true);
+    plan_matvec_swiglu_tail(gate, &p);
     EXPECT_STREQ(p.shader, "mul_mat_vec_direct_swiglu");
-    EXPECT_EQ(p.spec[4], 2u);
-    EXPECT_EQ(p.groups, 8192u);  // 4,096 row pairs of each product
+    EXPECT_EQ(p.spec[4], w.rows);
+    EXPECT_EQ(p.groups, 2 * static_cast<uint64_t>(w.n) / w.rows);  // each product's row groups
   }
 }
 

@@ -24,7 +24,7 @@ extern "C" {
 
 /* Bumped on any incompatible change; the host refuses a plugin whose
  * vtable->abi_version differs. */
-#define PI_ABI_VERSION 2u
+#define PI_ABI_VERSION 3u
 /* Symbol every plugin exports: const pi_backend_vtable* polyinfer_backend_entry(void) */
 #define PI_ENTRY_SYMBOL "polyinfer_backend_entry"
 
@@ -78,9 +78,15 @@ typedef struct pi_node {
   uint32_t n_src;
   pi_tensor src[PI_MAX_SRC]; /* an optional input absent: buffer == NULL */
   pi_tensor dst;
-  int32_t i[8]; /* integer op parameters (see pi_op) */
-  float f[8];   /* float op parameters (see pi_op) */
+  int32_t i[8];   /* integer op parameters (see pi_op) */
+  float f[8];     /* float op parameters (see pi_op) */
+  uint32_t flags; /* PI_NODE_* bits; a backend ignores bits it does not know */
 } pi_node;
+
+/* dst is read by later nodes of this graph only, not after it (as ggml's
+ * intermediates, which no GGML_TENSOR_FLAG_OUTPUT marks): a backend that
+ * computes every reader without it may leave it unwritten. */
+#define PI_NODE_SCRATCH 1u
 
 typedef struct pi_graph {
   const pi_node* nodes;

@@ -299,6 +299,57 @@ class QuantizeRuns {
   uint32_t run_first_ = 0;
 };
 
+// The unit that runs product j: its own, or for an up product folded with
+// its gate (Unit::swiglu), the gate's.
+const Unit& product_unit(const std::vector<Unit>& units, const std::vector<uint32_t>& unit_of,
+                         uint32_t j) {
+  const Unit& u = units[unit_of[j]];
+  if (u.kind != UnitKind::kFolded || j == 0) return u;
+  const Unit& gate = units[unit_of[j - 1]];
+  return gate.swiglu == j + 1 ? gate : u;
+}
+
+// Whether the outputs of the RMS_NORM at `norm` and the MUL after it, both
+// scratch (PI_NODE_SCRATCH), go unread: no later node reads them but
+// products that read the codes of the MUL's output which a product's norm
+// blocks made (run by a unit reading codes scaled by this norm,
+// Unit::scale_norm). Readers are looked for until a node writes over the
+// bytes (in a planned graph, another tensor's).
+bool norm_unread(const pi_graph& g, const std::vector<Unit>& units,
+                 const std::vector<uint32_t>& unit_of, uint32_t norm) {
+  const pi_node &n = g.nodes[norm], &m = g.nodes[norm + 1];
+  if ((n.flags & m.flags & PI_NODE_SCRATCH) == 0) return false;
+  bool norm_live = true, mul_live = true;
+  for (uint32_t j = norm + 2; j < g.n_nodes && (norm_live || mul_live); ++j) {
+    const pi_node& r = g.nodes[j];
+    const Unit& u = product_unit(units, unit_of, j);
+    const bool codes = r.op == PI_OP_MUL_MAT && u.kind == UnitKind::kSingle && u.reads_codes &&
+                       !u.quantize && u.scale_norm == norm && same_tensor(r.src[1], m.dst);
+    for (uint32_t s = 0; s < std::min<uint32_t>(r.n_src, PI_MAX_SRC); ++s) {
+      if (norm_live && overlap(r.src[s], n.dst)) return false;
+      if (mul_live && overlap(r.src[s], m.dst) && !(s == 1 && codes)) return false;
+    }
+    norm_live = norm_live && !overlap(r.dst, n.dst);
+    mul_live = mul_live && !overlap(r.dst, m.dst);
+  }
+  return true;
+}
+
+// The norm units beside the products after a folded norm (Unit::norm) whose
+// outputs go unread (norm_unread) become kFolded: no dispatch.
+void drop_unread_norms(const pi_graph& g, std::vector<Unit>& units) {
+  std::vector<uint32_t> unit_of(g.n_nodes);
+  for (uint32_t k = 0; k < units.size(); ++k)
+    for (uint32_t j = units[k].first; j < units[k].first + units[k].count; ++j) unit_of[j] = k;
+  for (const Unit& u : units) {
+    if (u.norm == 0) continue;
+    Unit& beside = units[unit_of[u.norm + 1]];
+    if (beside.first == u.norm + 1 && beside.kind == UnitKind::kNormMul && !beside.writes_codes &&
+        norm_unread(g, units, unit_of, u.norm + 1))
+      beside.kind = UnitKind::kFolded;
+  }
+}
+
 }  // namespace
 
 const pi_tensor& add_residual(const pi_node& add, const pi_tensor& x) {
@@ -381,6 +432,7 @@ std::vector<Unit> plan_units(const pi_graph& g, const Features& features) {
     units.push_back(u);
     i += u.count;
   }
+  drop_unread_norms(g, units);
   return units;
 }
 

@@ -335,7 +335,7 @@ class Planner {
                            ByteRange* writes) {
     const pi_node &gate = g_.nodes[u.first], &up = g_.nodes[u.first + 1],
                   &swiglu = g_.nodes[u.swiglu];
-    plan_matvec_swiglu_tail(&d.op);
+    plan_matvec_swiglu_tail(gate, &d.op);
     d.folded = {u.first + 1, u.swiglu};
     d.tensors[3] = up.src[0];
     d.tensors[5] = up.dst;

@@ -149,8 +149,11 @@ bool direct_format(const pi_node& n, bool codes) {
 }
 
 // One item per invocation and pass, workgroups of the row's items within
-// 32..64, 2 rows of Q4_0 and 1 of Q4_K or Q6_K per workgroup (the norm and
-// SWIGLU modules may take two: plan_matvec_norm_tail, plan_matvec_swiglu_tail). On the H200
+// 32..64, 2 rows of Q4_0 (4 in one-column products of at least 8,192 rows)
+// and 1 of Q4_K or Q6_K per workgroup (the norm and SWIGLU modules may take
+// more: plan_matvec_norm_tail, plan_matvec_swiglu_tail). Four Q4_0 rows: on
+// the H200 (session 37, GPU span of a decode step, two rounds) llama-8b
+// Q4_0's gate and up made it 2,628 us against 2,644-2,645 with two. On the H200
 // (session 17, tg128, two rounds; BENCHMARKS.md) llama-8b Q4_0 251.9 / 243.8 tok/s against 241.6 /
 // 238.9 with 128 invocations, 219.7 / 215.8 with 256, 226.3 / 222.4 with 2 items per pass and 221.7
 // / 226.5 staged; llama-8b Q4_K_M 186.4 / 187.5 with 1 row against 182.8 / 182.3 with 2 and 170.2 /
@@ -164,7 +167,7 @@ void plan_direct(const pi_node& n, const Features& feat, OpPlan* p) {
   const bool qk = w.type != kQ4_0;  // two units per item
   const uint64_t items = static_cast<uint64_t>(w.ne[0]) / (qk ? 64 : 32);
   const uint32_t wg = static_cast<uint32_t>(std::clamp<uint64_t>(std::bit_ceil(items), 32, 64));
-  const uint32_t rows = qk ? 1 : 2;  // matvec_direct_pairs
+  const uint32_t rows = qk ? 1 : d.ne[0] >= 8192 && d.ne[1] == 1 ? 4 : 2;  // matvec_direct_pairs
   const uint32_t pieces = w.type == kQ4_K && (w.offset | w.nb[1]) % 16 == 0 ? 1 : 0;
   const uint64_t groups = (static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows;
   *p = {subgroup_reduce(feat, wg) ? "mul_mat_vec_direct_subgroup" : "mul_mat_vec_direct",
@@ -174,13 +177,10 @@ void plan_direct(const pi_node& n, const Features& feat, OpPlan* p) {
         {}};
 }
 
-// A direct-kernel plan of rows one per workgroup (K-quants) made two per
-// workgroup, as the modules whose every row waits for its count take them
-// (plan_matvec_norm_tail, plan_matvec_swiglu_tail); Q4_0's two stay.
-void two_rows_per_workgroup(OpPlan* p) {
-  if (p->spec[4] != 1) return;
-  p->spec[4] = 2;
-  p->groups = (p->groups + 1) / 2;
+// The rows per workgroup of a direct-kernel plan for node n set to `rows`.
+void direct_rows(const pi_node& n, uint32_t rows, OpPlan* p) {
+  p->spec[4] = rows;
+  p->groups = (static_cast<uint64_t>(n.dst.ne[0]) + rows - 1) / rows;
 }
 
 // ---- shaders/mul_mat_vec_f16.comp -------------------------------------------
@@ -272,9 +272,11 @@ bool matvec_direct_norm(const pi_node& n, const Features& features) {
 // products of 4,096 rows made the step 3,491 us with two rows, 3,645 with
 // one, 3,540 with no norm blocks; llama-1b Q4_K_M's of 2,048 rows 1,082 us
 // with one row, 1,108 with two, 1,131 with no norm blocks.
+// Q4_0 rows stay two: four made llama-1b Q4_0's step 881 us against 860
+// and llama-8b Q4_0's 2,703 against 2,641 (session 37, two rounds).
 void plan_matvec_norm_tail(const pi_node& n, OpPlan* p) {
   p->shader = "mul_mat_vec_direct_norm";
-  if (n.dst.ne[0] >= 4096) two_rows_per_workgroup(p);
+  if (n.src[0].type == kQ4_0 || n.dst.ne[0] >= 4096) direct_rows(n, 2, p);
 }
 
 bool matvec_direct_alike(const pi_node& a, const pi_node& b) {
@@ -289,10 +291,12 @@ bool matvec_direct_swiglu(const pi_node& gate, const Features& features) {
 
 // K-quant rows two per workgroup: on the H200 (session 36, GPU span of a
 // step) llama-1b Q4_K_M 1,026 us against 1,092 with one row, llama-8b
-// Q4_K_M 3,667 against 3,891.
-void plan_matvec_swiglu_tail(OpPlan* p) {
+// Q4_K_M 3,667 against 3,891 (session 37: four, 1,045 against 1,025 on
+// llama-1b). Q4_0 rows four: llama-1b Q4_0 842-846 us against 860-864
+// with two, 870 with eight (session 37, two calls, two rounds each).
+void plan_matvec_swiglu_tail(const pi_node& gate, OpPlan* p) {
   p->shader = "mul_mat_vec_direct_swiglu";
-  two_rows_per_workgroup(p);
+  direct_rows(gate, gate.src[0].type == kQ4_0 ? 4 : 2, p);
   p->groups *= 2;
 }
 

@@ -24,8 +24,8 @@ void plan_matvec_codes(const pi_node& n, const Features& features, bool codes, O
 // Q4_K or Q6_K rows at even (Q4_K: word) byte offsets, one batch.
 bool matvec_direct(const pi_node& n, bool codes);
 
-// Whether the direct kernel's plain modules take node n's rows two per
-// workgroup (Q4_0), so that a ROPE pair, two consecutive rows, lies in one
+// Whether the direct kernel's plain modules take node n's rows two or four
+// per workgroup (Q4_0), so that a ROPE pair, two consecutive rows, lies in one
 // workgroup; else one (K-quants), and a folded ROPE pairs its rows through a
 // word per pair.
 bool matvec_direct_pairs(const pi_node& n);
@@ -62,15 +62,15 @@ bool matvec_direct_alike(const pi_node& a, const pi_node& b);
 
 // Turns the direct kernel's plan *p for node n (no ROPE or cache epilogue)
 // into mul_mat_vec_direct_norm's, with K-quant rows two per workgroup in the
-// larger matrices.
+// larger matrices (Q4_0's two).
 void plan_matvec_norm_tail(const pi_node& n, OpPlan* p);
 
 // Turns the direct kernel's plan *p for the gate product (no epilogue) into
 // mul_mat_vec_direct_swiglu's, which also runs the up product alike
 // (matvec_direct_alike), its workgroups alternating with the gate's, and
 // SWIGLU over both (vk_fusion.hpp's Unit::swiglu; shaders/swiglu_blocks.glsl),
-// K-quant rows two per workgroup.
-void plan_matvec_swiglu_tail(OpPlan* p);
+// Q4_0 rows four per workgroup, K-quant rows two.
+void plan_matvec_swiglu_tail(const pi_node& gate, OpPlan* p);
 
 // Makes a plan that reads codes (plan_matvec_codes; after
 // plan_matvec_epilogue, whose words it keeps) scale its sums by the codes'

@@ -68,6 +68,7 @@ void put_graph(const pi_graph& g, Put& put) {
   for (uint32_t i = 0; i < g.n_nodes; ++i) {
     const pi_node& n = g.nodes[i];
     put(pair(n.op, n.n_src));
+    put(n.flags);  // the units (vk_fusion.cpp's drop_unread_norms)
     for (int k = 0; k < 8; k += 2) {
       put(pair(static_cast<uint32_t>(n.i[k]), static_cast<uint32_t>(n.i[k + 1])));
       put(pair(std::bit_cast<uint32_t>(n.f[k]), std::bit_cast<uint32_t>(n.f[k + 1])));

@@ -1,0 +1,57 @@
+#include "graph/scratch.hpp"
+
+#include <cstddef>
+
+namespace polyinfer {
+namespace {
+
+// Per node: the index of its segment, as GraphExecutor::lay_out cuts them (a
+// copy node is one of its own).
+std::vector<int> segments(const Graph& g) {
+  std::vector<int> seg(g.nodes().size());
+  int s = -1, device = -1;
+  bool after_copy = true;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const GraphNode& n = g.nodes()[i];
+    if (n.kind == NodeKind::kCopy) {
+      seg[i] = ++s;
+      after_copy = true;
+      continue;
+    }
+    if (after_copy || n.device != device) ++s;
+    after_copy = false;
+    device = n.device;
+    seg[i] = s;
+  }
+  return seg;
+}
+
+}  // namespace
+
+std::vector<bool> scratch_destinations(const Graph& g) {
+  const std::vector<GraphTensor>& ts = g.tensors();
+  const std::vector<GraphNode>& ns = g.nodes();
+  std::vector<bool> kept(ts.size(), false);  // per owner
+  for (size_t t = 0; t < ts.size(); ++t) {
+    if (ts[t].output) kept[ts[t].base] = true;
+    const bool owner = ts[t].base == static_cast<TensorId>(t);
+    if (owner && ts[t].kind != StorageKind::kIntermediate) kept[t] = true;  // bound, input
+  }
+  const std::vector<int> seg = segments(g);
+  std::vector<int> written_in(ts.size(), -1);  // per owner: its last writer's segment
+  for (size_t i = 0; i < ns.size(); ++i) {
+    const GraphNode& n = ns[i];
+    for (TensorId s : n.src) {
+      if (s < 0) continue;
+      const TensorId owner = ts[s].base;
+      if (n.kind == NodeKind::kCopy || written_in[owner] != seg[i]) kept[owner] = true;
+    }
+    written_in[ts[n.dst].base] = seg[i];
+  }
+  std::vector<bool> scratch(ns.size());
+  for (size_t i = 0; i < ns.size(); ++i)
+    scratch[i] = ns[i].kind == NodeKind::kOp && !kept[ts[ns[i].dst].base];
+  return scratch;
+}
+
+}  // namespace polyinfer
