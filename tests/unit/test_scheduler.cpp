@@ -324,6 +324,50 @@ TEST(Scheduler, APreparedGraphRunsAsAStartedOne) {
   EXPECT_THROW(rig.exec.start_prepared(s.graph, {}), Error);
 }
 
+// A stand-in accelerator that records each submitted node's op and flags.
+std::vector<std::pair<uint32_t, uint32_t>> g_submitted;
+
+pi_status record_submit(pi_stream s, const pi_graph* g) {
+  for (uint32_t i = 0; i < g->n_nodes; ++i)
+    g_submitted.emplace_back(g->nodes[i].op, g->nodes[i].flags);
+  return polyinfer_cpu_backend_entry()->graph_submit(s, g);
+}
+
+const pi_backend_vtable& recording_backend() {
+  static const pi_backend_vtable vt = [] {
+    pi_backend_vtable v = *polyinfer_cpu_backend_entry();
+    v.graph_submit = record_submit;
+    return v;
+  }();
+  return vt;
+}
+
+// The flags the accelerator's nodes of the net came with, by op.
+std::vector<std::pair<uint32_t, uint32_t>> submitted_flags(const std::set<pi_op>& refused) {
+  g_submitted.clear();
+  run_net(refused, 0.0, nullptr, &recording_backend());
+  return g_submitted;
+}
+
+// The executor marks PI_NODE_SCRATCH (graph/scratch.hpp) on the accelerator's
+// intermediates that its own graph reads, not on the output, the cache write,
+// or a tensor copied to the CPU.
+TEST(Scheduler, ExecutorMarksScratchDestinations) {
+  using P = std::pair<uint32_t, uint32_t>;
+  const uint32_t kS = PI_NODE_SCRATCH;
+  EXPECT_EQ(submitted_flags({}), (std::vector<P>{{PI_OP_RMS_NORM, kS},
+                                                 {PI_OP_MUL, kS},
+                                                 {PI_OP_CPY, 0},
+                                                 {PI_OP_MUL_MAT, kS},
+                                                 {PI_OP_SILU, kS},
+                                                 {PI_OP_ADD, 0}}));
+  // MUL_MAT on the CPU: the MUL's output is copied there.
+  const std::vector<P> apart = submitted_flags({PI_OP_MUL_MAT});
+  ASSERT_GE(apart.size(), 3u);
+  EXPECT_EQ(apart[0], (P{PI_OP_RMS_NORM, kS}));
+  EXPECT_EQ(apart[1], (P{PI_OP_MUL, 0}));
+}
+
 TEST(Scheduler, IntensityComesFromTheEnvironment) {
   setenv("POLYINFER_OFFLOAD_MIN_INTENSITY", "2.5", 1);
   EXPECT_EQ(ScheduleOptions::from_environment(1).min_flops_per_byte, 2.5);

@@ -94,10 +94,11 @@ struct Unit {
   // writes no codes and that the next products need not wait for (0: none).
   // Where both their outputs are scratch (abi.h's PI_NODE_SCRATCH) and only
   // products reading those codes read them, the RMS_NORM and MUL are a
-  // kFolded unit, no dispatch at all: on the H200 (session 37, GPU span of a
-  // decode step, two rounds) llama-1b Q4_0 820 us against 845, llama-8b Q4_0
-  // 2,546 against 2,625, llama-1b Q4_K_M 1,016 against 1,028, llama-8b
-  // Q4_K_M 3,442 against 3,470.
+  // kFolded unit, no dispatch at all. On the H200 (session 37, GPU span of a
+  // decode step, two rounds) leaving these dispatches out made llama-1b Q4_0
+  // 820 us against 845, llama-8b Q4_0 2,546 against 2,625, llama-1b Q4_K_M
+  // 1,016 against 1,028, llama-8b Q4_K_M 3,442 against 3,470; this rule, on
+  // another machine, llama-8b Q4_0 2,553 and llama-8b Q4_K_M 3,470.
   uint32_t norm = 0;
   // Such a product (gate; no rope, cache or norm) and the next node, a product
   // alike over the same codes (up; matvec_direct_alike), whose outputs the
