@@ -38,7 +38,10 @@ std::vector<bool> scratch_destinations(const Graph& g) {
     if (owner && ts[t].kind != StorageKind::kIntermediate) kept[t] = true;  // bound, input
   }
   const std::vector<int> seg = segments(g);
-  std::vector<int> written_in(ts.size(), -1);  // per owner: its last writer's segment
+  // Per owner: the segment of its last writer of the whole tensor. A write
+  // through a view may leave bytes of an earlier segment's, which a reader
+  // of the whole would read after that segment's graph.
+  std::vector<int> written_in(ts.size(), -1);
   for (size_t i = 0; i < ns.size(); ++i) {
     const GraphNode& n = ns[i];
     for (TensorId s : n.src) {
@@ -46,7 +49,7 @@ std::vector<bool> scratch_destinations(const Graph& g) {
       const TensorId owner = ts[s].base;
       if (n.kind == NodeKind::kCopy || written_in[owner] != seg[i]) kept[owner] = true;
     }
-    written_in[ts[n.dst].base] = seg[i];
+    if (ts[n.dst].base == n.dst) written_in[n.dst] = seg[i];
   }
   std::vector<bool> scratch(ns.size());
   for (size_t i = 0; i < ns.size(); ++i)

@@ -1,7 +1,7 @@
 // Which nodes the executor marks PI_NODE_SCRATCH (graph/scratch.hpp): an
 // intermediate read only by op nodes of its own segment is scratch; an output
 // (or one of its views), a bound tensor, a tensor a copy reads or a later
-// segment of the same device reads is not.
+// segment of the same device reads (also through a partial rewrite) is not.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -61,6 +61,27 @@ TEST(Scratch, WhatACopyOrALaterSegmentReadsIsKept) {
   g.mark_output(d);
   const std::vector<bool> s = scratch_destinations(g);
   EXPECT_EQ(s, (std::vector<bool>{false, false, false, false, false}));
+}
+
+// A write through a view into part of a tensor leaves the rest as an earlier
+// segment wrote it: a reader of the whole then reads that graph's output.
+TEST(Scratch, APartialRewriteKeepsTheEarlierWrite) {
+  Graph g;
+  const TensorId x = g.input(GgmlType::F32, kRow);
+  const TensorId a = add(g, x, x);  // node 0, device 0
+  g.set_device(1);
+  const TensorId b = add(g, x, x);  // node 1, device 1
+  g.mark_output(b);
+  g.set_device(0);
+  const Shape half{32, 1, 1, 1};
+  const TensorId lo = g.view(a, half, contiguous_strides(GgmlType::F32, half), 0);
+  const TensorId xs[] = {x, x};
+  g.op_into(PI_OP_ADD, xs, lo);     // node 2, device 0 again: half of a
+  const TensorId c = add(g, a, a);  // node 3: all of a
+  g.mark_output(c);
+  const std::vector<bool> s = scratch_destinations(g);
+  EXPECT_FALSE(s[0]);
+  EXPECT_FALSE(s[3]);
 }
 
 TEST(Scratch, ADeviceChangeStartsASegment) {

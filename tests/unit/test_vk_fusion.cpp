@@ -521,10 +521,10 @@ std::vector<pi_node> scratch_norm_nodes() {
 
 // The norm beside gate and up has no dispatch where its outputs are scratch
 // and only products reading the blocks' codes read them (also an up product
-// folded with its gate); it stays where
-// either output is kept, or another node reads one: the norm's output as
-// floats, or a float product the MUL's output. A node writing over the bytes ends the search for
-// readers.
+// folded with its gate); it stays where either output is kept, or another
+// node reads one: the norm's output as floats, or a float product the MUL's
+// output. A node writing over all the bytes ends the search for readers; one
+// writing over part of them does not.
 TEST(VkFusion, UnreadNormBesideTheBlocksHasNoDispatch) {
   const Features f = block_features();
   const UnitKind kN = UnitKind::kNormMul;
@@ -545,6 +545,10 @@ TEST(VkFusion, UnreadNormBesideTheBlocksHasNoDispatch) {
   g.push_back(node(PI_OP_ADD, {slot(5, {kEmbd}), slot(5, {kEmbd})}, slot(2, {kEmbd})));
   g.push_back(node(PI_OP_ADD, {slot(2, {kEmbd}), slot(5, {kEmbd})}, slot(6, {kEmbd})));
   EXPECT_EQ(kinds(plan(g, f))[2], kF);  // slot 2 read again only after it was written over
+  g = scratch_norm_nodes();             // half of it written over, then all of it read
+  g.push_back(node(PI_OP_ADD, {slot(5, {kEmbd / 2}), slot(5, {kEmbd / 2})}, slot(2, {kEmbd / 2})));
+  g.push_back(node(PI_OP_ADD, {slot(2, {kEmbd}), slot(5, {kEmbd})}, slot(6, {kEmbd})));
+  EXPECT_EQ(kinds(plan(g, f))[2], kN);
   // Gate and up folded with SWIGLU (Unit::swiglu): the up product reads the
   // codes in the gate's dispatch.
   g = scratch_norm_nodes();

@@ -4,6 +4,8 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "backends/fusion_bytes.hpp"
 #include "backends/vulkan/vk_matvec_plan.hpp"
@@ -13,6 +15,7 @@ namespace {
 
 constexpr uint32_t kF32 = 0, kF16 = 1, kBF16 = 30;
 
+using fusion::byte_end;
 using fusion::independent;
 using fusion::overlap;
 using fusion::same_tensor;
@@ -309,28 +312,70 @@ const Unit& product_unit(const std::vector<Unit>& units, const std::vector<uint3
   return gate.swiglu == j + 1 ? gate : u;
 }
 
+// The bytes of a buffer that still hold a tensor's values, as later nodes
+// write over them: intervals [lo, hi).
+class LiveBytes {
+ public:
+  explicit LiveBytes(const pi_tensor& t) : buffer_(t.buffer), runs_{{t.offset, byte_end(t)}} {}
+
+  // Whether t may read any of them.
+  bool read_by(const pi_tensor& t) const {
+    if (t.buffer == nullptr || t.buffer != buffer_) return false;
+    for (const auto& [lo, hi] : runs_)
+      if (t.offset < hi && lo < byte_end(t)) return true;
+    return false;
+  }
+
+  // Drops the bytes a node wrote as w; only a dense float32 w, whose every
+  // byte the node writes, counts.
+  void written(const pi_tensor& w) {
+    const bool dense = w.type == kF32 && w.nb[0] == 4 &&
+                       w.nb[1] == 4 * static_cast<uint64_t>(w.ne[0]) &&
+                       w.nb[2] == w.nb[1] * static_cast<uint64_t>(w.ne[1]) &&
+                       w.nb[3] == w.nb[2] * static_cast<uint64_t>(w.ne[2]);
+    if (!dense || w.buffer != buffer_) return;
+    const uint64_t a = w.offset, b = byte_end(w);
+    std::vector<std::pair<uint64_t, uint64_t>> left;
+    for (const auto& [lo, hi] : runs_) {
+      if (hi <= a || b <= lo) {
+        left.emplace_back(lo, hi);
+        continue;
+      }
+      if (lo < a) left.emplace_back(lo, a);
+      if (b < hi) left.emplace_back(b, hi);
+    }
+    runs_ = std::move(left);
+  }
+
+  bool empty() const { return runs_.empty(); }
+
+ private:
+  pi_buffer buffer_;
+  std::vector<std::pair<uint64_t, uint64_t>> runs_;
+};
+
 // Whether the outputs of the RMS_NORM at `norm` and the MUL after it, both
 // scratch (PI_NODE_SCRATCH), go unread: no later node reads them but
 // products that read the codes of the MUL's output which a product's norm
 // blocks made (run by a unit reading codes scaled by this norm,
-// Unit::scale_norm). Readers are looked for until a node writes over the
-// bytes (in a planned graph, another tensor's).
+// Unit::scale_norm). Readers are looked for in the bytes that no later node
+// has written over (in a planned graph, other tensors take them).
 bool norm_unread(const pi_graph& g, const std::vector<Unit>& units,
                  const std::vector<uint32_t>& unit_of, uint32_t norm) {
   const pi_node &n = g.nodes[norm], &m = g.nodes[norm + 1];
   if ((n.flags & m.flags & PI_NODE_SCRATCH) == 0) return false;
-  bool norm_live = true, mul_live = true;
-  for (uint32_t j = norm + 2; j < g.n_nodes && (norm_live || mul_live); ++j) {
+  LiveBytes norm_bytes(n.dst), mul_bytes(m.dst);
+  for (uint32_t j = norm + 2; j < g.n_nodes && !(norm_bytes.empty() && mul_bytes.empty()); ++j) {
     const pi_node& r = g.nodes[j];
     const Unit& u = product_unit(units, unit_of, j);
     const bool codes = r.op == PI_OP_MUL_MAT && u.kind == UnitKind::kSingle && u.reads_codes &&
                        !u.quantize && u.scale_norm == norm && same_tensor(r.src[1], m.dst);
     for (uint32_t s = 0; s < std::min<uint32_t>(r.n_src, PI_MAX_SRC); ++s) {
-      if (norm_live && overlap(r.src[s], n.dst)) return false;
-      if (mul_live && overlap(r.src[s], m.dst) && !(s == 1 && codes)) return false;
+      if (norm_bytes.read_by(r.src[s])) return false;
+      if (mul_bytes.read_by(r.src[s]) && !(s == 1 && codes)) return false;
     }
-    norm_live = norm_live && !overlap(r.dst, n.dst);
-    mul_live = mul_live && !overlap(r.dst, m.dst);
+    norm_bytes.written(r.dst);
+    mul_bytes.written(r.dst);
   }
   return true;
 }
