@@ -76,6 +76,7 @@ const uint8_t* host_bytes(const BackendDevice& dev, const pi_tensor& t) {
 std::vector<GraphExecutor::Segment> GraphExecutor::lay_out(const Graph& graph,
                                                            const MemoryPlan& plan) const {
   std::vector<Segment> segs;
+  const std::vector<int> seg = submit_segments(graph);
   const std::vector<bool> scratch = scratch_destinations(graph);
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const GraphNode& n = graph.nodes()[i];
@@ -90,7 +91,7 @@ std::vector<GraphExecutor::Segment> GraphExecutor::lay_out(const Graph& graph,
       segs.push_back(c);
       continue;
     }
-    if (segs.empty() || segs.back().copy || segs.back().device != n.device) {
+    if (i == 0 || seg[i] != seg[i - 1]) {
       segs.emplace_back();
       segs.back().device = n.device;
     }

@@ -3,11 +3,8 @@
 #include <cstddef>
 
 namespace polyinfer {
-namespace {
 
-// Per node: the index of its segment, as GraphExecutor::lay_out cuts them (a
-// copy node is one of its own).
-std::vector<int> segments(const Graph& g) {
+std::vector<int> submit_segments(const Graph& g) {
   std::vector<int> seg(g.nodes().size());
   int s = -1, device = -1;
   bool after_copy = true;
@@ -26,8 +23,6 @@ std::vector<int> segments(const Graph& g) {
   return seg;
 }
 
-}  // namespace
-
 std::vector<bool> scratch_destinations(const Graph& g) {
   const std::vector<GraphTensor>& ts = g.tensors();
   const std::vector<GraphNode>& ns = g.nodes();
@@ -37,7 +32,7 @@ std::vector<bool> scratch_destinations(const Graph& g) {
     const bool owner = ts[t].base == static_cast<TensorId>(t);
     if (owner && ts[t].kind != StorageKind::kIntermediate) kept[t] = true;  // bound, input
   }
-  const std::vector<int> seg = segments(g);
+  const std::vector<int> seg = submit_segments(g);
   // Per owner: the segment of its last writer of the whole tensor. A write
   // through a view may leave bytes of an earlier segment's, which a reader
   // of the whole would read after that segment's graph.

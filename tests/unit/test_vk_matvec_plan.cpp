@@ -81,6 +81,13 @@ TEST(VkMatvecPlan, DirectForQ4_0Q4_KQ6_KThatReadCodes) {
   }
 }
 
+// A product's weight type and rows, and the rows per workgroup wanted.
+struct Rows {
+  uint32_t type;
+  int64_t n;
+  uint32_t rows;
+};
+
 // The norm-block module (Unit::norm): K-quant rows two per workgroup from
 // 4,096 rows up (llama-8b's O and down products), one below (llama-1b's);
 // Q4_0 rows two, also where the plain module takes four.
@@ -94,14 +101,9 @@ TEST(VkMatvecPlan, DirectQ4_0RowsFourInWideOneColumnProducts) {
 }
 
 TEST(VkMatvecPlan, NormBlocksTakeTwoKQuantRowsFromFourThousandRows) {
-  struct Want {
-    uint32_t type;
-    int64_t n;
-    uint32_t rows;
-  };
-  for (const Want w :
-       {Want{kQ4_K, 4096, 2}, Want{kQ6_K, 4096, 2}, Want{kQ4_K, 2048, 1}, Want{kQ6_K, 2048, 1},
-        Want{kQ4_0, 4096, 2}, Want{kQ4_0, 2048, 2}, Want{kQ4_0, 8192, 2}}) {
+  for (const Rows w :
+       {Rows{kQ4_K, 4096, 2}, Rows{kQ6_K, 4096, 2}, Rows{kQ4_K, 2048, 1}, Rows{kQ6_K, 2048, 1},
+        Rows{kQ4_0, 4096, 2}, Rows{kQ4_0, 2048, 2}, Rows{kQ4_0, 8192, 2}}) {
     SCOPED_TRACE(testing::Message() << w.type << " " << w.n);
     const pi_node n = product(w.type, 4096, w.n, 0);
     OpPlan p = plan(n, true);
@@ -115,13 +117,8 @@ TEST(VkMatvecPlan, NormBlocksTakeTwoKQuantRowsFromFourThousandRows) {
 // The gate-and-up module (Unit::swiglu): Q4_0 rows four per workgroup,
 // K-quant rows two, twice the workgroups (gate and up alternating).
 TEST(VkMatvecPlan, SwigluBlocksRunBothProductsFourQ4_0RowsOrTwoKQuantRows) {
-  struct Want {
-    uint32_t type;
-    int64_t n;
-    uint32_t rows;
-  };
-  for (const Want w :
-       {Want{kQ4_0, 8192, 4}, Want{kQ4_0, 544, 4}, Want{kQ4_K, 8192, 2}, Want{kQ6_K, 544, 2}}) {
+  for (const Rows w :
+       {Rows{kQ4_0, 8192, 4}, Rows{kQ4_0, 544, 4}, Rows{kQ4_K, 8192, 2}, Rows{kQ6_K, 544, 2}}) {
     SCOPED_TRACE(testing::Message() << w.type << " " << w.n);
     const pi_node gate = product(w.type, 2048, w.n, 0);
     OpPlan p = plan(gate, true);
