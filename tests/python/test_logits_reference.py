@@ -254,13 +254,16 @@ def test_tiny(logits_tool, tiny_models, tmp_path, arch, wtype, cache):
     compare(model, prompt, 8, toks, logits, wtype, cache, f"tiny-{arch}-{wtype}/{cache}")
 
 
-def test_tiny_q8_0_cache(logits_tool, tiny_models, tmp_path):
-    """The q8_0 KV cache, with F32 weights so that the cache is the only approximation."""
-    model = tiny_models("llama", "f32")
-    prompt = tiny_prompt("llama", "f32")
+@pytest.mark.parametrize("wtype", ["f32", "q4_0"])
+def test_tiny_q8_0_cache(logits_tool, tiny_models, tmp_path, wtype):
+    """The q8_0 KV cache: with F32 weights, so that the cache is the only approximation;
+    with Q4_0 weights, so that a GPU backend's fused decode step (the attention writing
+    the O product's 8-bit codes) reads a q8_0 cache too."""
+    model = tiny_models("llama", wtype)
+    prompt = tiny_prompt("llama", wtype)
     toks, logits = run_logits(logits_tool, model, prompt, tmp_path / "out.bin", n_gen=8, n_batch=16,
                               cache="q8_0", threads=2)
-    compare(model, prompt, 8, toks, logits, "f32", "q8_0", "tiny-llama-f32/q8_0")
+    compare(model, prompt, 8, toks, logits, wtype, "q8_0", f"tiny-llama-{wtype}/q8_0")
 
 
 def test_prefill_batch_extremes(logits_tool, tiny_models, tmp_path):

@@ -8,8 +8,8 @@
 // than 8 query tokens with D = 32, 64 or 128 takes shaders/flash_attn_tiled.comp
 // (a workgroup per 16 tokens and head) where the device has its 27 KB of shared
 // memory, else flash_attn.comp (a workgroup per token and head); a decode
-// attention splits a long cache over several workgroups per head
-// (attn_decode_splits). Buffers are stand-in handles.
+// attention (F16 or Q8_0 cache) splits a long cache over several workgroups
+// per head (attn_decode_splits). Buffers are stand-in handles.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -146,13 +146,22 @@ TEST(VkAttentionPlan, DecodeAttentionSplitsALongCache) {
   // The planner carries it (p_u(1) of flash_attn_vec.comp), so a decode step's
   // plan changes when the cache passes 128, 256, 512 ... positions.
   EXPECT_EQ(plan(attention(64, 1), with_coopmat(false)).extra[1], 4u);  // 300 positions
-  // Only where the vector kernel may run: a Q8_0 cache, a prompt or D = 36 never splits.
-  pi_node q8 = attention(64, 1);
-  q8.src[1].type = q8.src[2].type = static_cast<uint32_t>(GgmlType::Q8_0);
-  EXPECT_EQ(attn_node_splits(q8), 1u);
+  // Only where the vector kernel may run: a prompt, D = 36, or a Q8_0 cache
+  // whose D is not a whole number of blocks never splits; an F32 cache neither.
   EXPECT_EQ(attn_node_splits(attention(64, 80)), 1u);
   EXPECT_EQ(attn_node_splits(attention(36, 1)), 1u);
   EXPECT_EQ(attn_node_splits(attention(128, 2)), 4u);
+  auto with_cache = [](pi_node n, GgmlType t) {
+    n.src[1].type = n.src[2].type = static_cast<uint32_t>(t);
+    return n;
+  };
+  EXPECT_EQ(attn_node_splits(with_cache(attention(64, 1), GgmlType::Q8_0)), 4u);
+  EXPECT_EQ(attn_node_splits(with_cache(attention(40, 1), GgmlType::Q8_0)), 1u);
+  EXPECT_EQ(attn_node_splits(with_cache(attention(64, 1), GgmlType::F32)), 1u);
+  // The rows' alignment the vector kernel needs: 16-byte pieces of F16, even
+  // bytes for Q8_0's blocks.
+  EXPECT_EQ(attn_vec_alignment(attention(64, 1)), 16u);
+  EXPECT_EQ(attn_vec_alignment(with_cache(attention(64, 1), GgmlType::Q8_0)), 2u);
 }
 
 }  // namespace

@@ -623,16 +623,18 @@ Binding bind_tensor(pi_device dev, const pi_tensor& t, uint64_t piece, uint32_t 
 }
 
 // Whether FLASH_ATTN may take shaders/flash_attn_vec.comp: its shapes
-// (attn_vec_shape: a few query tokens, an F16 cache, D a multiple of 8 in
-// 32..256; prompts keep flash_attn.comp or flash_attn_tiled.comp), a cache
-// whose rows and heads start 16-byte aligned within their bindings (it reads
-// them as 16-byte pieces) and a mask whose rows are word aligned.
+// (attn_vec_shape: a few query tokens, an F16 or Q8_0 cache; prompts keep
+// flash_attn.comp or flash_attn_tiled.comp), a cache whose rows and heads
+// start 16-byte aligned within their bindings (F16: it reads them as 16-byte
+// pieces) or at an even byte (Q8_0: the blocks' d read as halves of words),
+// and a mask whose rows are word aligned.
 bool attn_vec(const pi_node& n, const std::array<Binding, kParamTensors>& slots) {
   const pi_tensor &k = n.src[1], &v = n.src[2], &mask = n.src[3];
-  const bool kv16 =
-      ((slots[1].offset | k.nb[1] | k.nb[2] | slots[2].offset | v.nb[1] | v.nb[2]) & 15u) == 0;
+  const uint64_t align = attn_vec_alignment(n);
+  const bool kv_aligned =
+      ((slots[1].offset | k.nb[1] | k.nb[2] | slots[2].offset | v.nb[1] | v.nb[2]) % align) == 0;
   const bool mask4 = mask.buffer == nullptr || ((slots[3].offset | mask.nb[1]) & 3u) == 0;
-  return attn_vec_shape(n) && kv16 && mask4;
+  return attn_vec_shape(n) && kv_aligned && mask4;
 }
 
 void plan_graph(pi_device dev, const pi_graph& g, bool serialize, GraphPlan* plan) {

@@ -196,8 +196,13 @@ uint32_t attn_decode_splits(int64_t tokens, int64_t heads, int64_t n_kv) {
 bool attn_vec_shape(const pi_node& n) {
   constexpr int64_t kVecTokens = 8;
   const int64_t d = n.src[0].ne[0];
-  return n.op == PI_OP_FLASH_ATTN && n.src[1].type == kF16 && n.src[0].ne[1] <= kVecTokens &&
-         d % 8 == 0 && d >= 32 && d <= 256;
+  const uint32_t kv = n.src[1].type;
+  return n.op == PI_OP_FLASH_ATTN && n.src[0].ne[1] <= kVecTokens && d >= 32 && d <= 256 &&
+         ((kv == kF16 && d % 8 == 0) || (kv == kQ8_0 && d % 32 == 0));
+}
+
+uint32_t attn_vec_alignment(const pi_node& n) {
+  return n.src[1].type == kQ8_0 ? 2 : 16;
 }
 
 uint32_t attn_node_splits(const pi_node& n) {

@@ -48,9 +48,14 @@ uint64_t tensor_extent(const pi_tensor& t);
 // times 128 (vk_plan_reuse.cpp then plans and records the step again).
 uint32_t attn_decode_splits(int64_t tokens, int64_t heads, int64_t n_kv);
 // Whether FLASH_ATTN node n has the shapes shaders/flash_attn_vec.comp takes:
-// at most 8 query tokens, an F16 cache, D a multiple of 8 in 32..256
-// (vk_graph_plan.cpp's attn_vec adds the bindings' alignment).
+// at most 8 query tokens, D in 32..256, an F16 cache with D a multiple of 8
+// or a Q8_0 cache with D a multiple of 32 (vk_graph_plan.cpp's attn_vec adds
+// the bindings' alignment).
 bool attn_vec_shape(const pi_node& n);
+// The byte alignment flash_attn_vec.comp needs of the cache's rows and heads
+// in FLASH_ATTN node n: 16 for F16 (16-byte pieces), 2 for Q8_0 (the blocks'
+// d read as halves of words).
+uint32_t attn_vec_alignment(const pi_node& n);
 // attn_decode_splits of FLASH_ATTN node n where attn_vec_shape holds; 1 elsewhere.
 uint32_t attn_node_splits(const pi_node& n);
 

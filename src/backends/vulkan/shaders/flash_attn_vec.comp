@@ -1,9 +1,11 @@
 #version 450
 // FLASH_ATTN for a few query tokens (decode) over an F16 KV cache whose rows
-// and heads start 16-byte aligned, D a multiple of 8 in 32..256
+// and heads start 16-byte aligned, D a multiple of 8 in 32..256, or a Q8_0
+// cache whose rows and heads start at an even byte, D a multiple of 32
 // (vk_graph_plan.cpp picks it; flash_attn.comp takes the rest). Workgroups
 // of WG per (query token t, head h): one, or a long cache's splits (below). A K or V row is L = D / 8
-// pieces of 16 bytes; invocation i is lane i % L of slot i / L, and the P =
+// pieces of 8 values (F16: 16 bytes; Q8_0: a quarter of a block's codes and
+// its scale); invocation i is lane i % L of slot i / L, and the P =
 // WG / L slots walk the positions in chunks of C = P R, R positions each:
 //  1. every invocation loads its lane's piece of the K row and of the V row
 //     of its R positions, and their mask values, all before any is used (so
@@ -30,8 +32,10 @@
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #endif
 layout(local_size_x = 256) in;
+layout(constant_id = 0) const uint KVTYPE = 1u;  // the cache's type: F16 (1) or Q8_0 (8)
 
 const uint WG = 256u, R = 4u;
+const bool Q8 = KVTYPE == 8u;
 
 // K (src1) and V (src2) as 16-byte pieces; the host checks the alignment.
 layout(std430, set = 0, binding = 1) readonly buffer Pieces { uvec4 v[]; } pieces[4];
@@ -51,13 +55,41 @@ shared float smax[WG];  // each subgroup's largest score of the chunk
 
 #include "attn_out.glsl"
 
-// The 4 halves of two words, and the first and last 4 of a piece's 8.
+// The 4 halves of two words.
 vec4 halves4(uint a, uint b) {
   return vec4(half_to_float(a & 0xFFFFu), half_to_float(a >> 16), half_to_float(b & 0xFFFFu),
               half_to_float(b >> 16));
 }
-vec4 lo4(uvec4 p) { return halves4(p.x, p.y); }
-vec4 hi4(uvec4 p) { return halves4(p.z, p.w); }
+
+// Lane `lane`'s piece of the K or V row of source s at byte `row`. F16: its
+// 16 bytes. Q8_0 (blocks of 34 bytes: d, then 32 codes; the lane takes codes
+// 8 (lane % 4) .. + 7 of block lane / 4): the word holding d and the words
+// over the 8 codes, which start at an even byte: three, or two and the
+// second again where they start at a word (never a word past the block).
+uvec4 load_piece(uint s, uint row, uint lane) {
+  if (!Q8) return pieces[s].v[(row >> 4) + lane];
+  const uint blk = row + 34u * (lane / 4u), c = blk + 2u + 8u * (lane % 4u), a = c >> 2;
+  return uvec4(bufs[s].w[blk >> 2], bufs[s].w[a], bufs[s].w[a + 1u], bufs[s].w[(c + 7u) >> 2]);
+}
+
+// The 4 signed bytes of a word, as floats.
+vec4 signed4(uint c) { return vec4(ivec4(int(c << 24), int(c << 16), int(c << 8), int(c)) >> 24); }
+
+// The piece's 8 values (load_piece of the row at byte `row`), first and last 4.
+void piece_values(uvec4 p, uint row, uint lane, out vec4 lo, out vec4 hi) {
+  if (!Q8) {
+    lo = halves4(p.x, p.y);
+    hi = halves4(p.z, p.w);
+    return;
+  }
+  // The block's d is the low half of its word where the block starts at a
+  // multiple of 4, and then its codes start 2 bytes into p.y.
+  const uint blk = row + 34u * (lane / 4u);
+  const bool at4 = (blk & 2u) == 0u;
+  const float d = half_to_float(at4 ? p.x & 0xFFFFu : p.x >> 16);
+  lo = d * signed4(at4 ? (p.y >> 16) | (p.z << 16) : p.y);
+  hi = d * signed4(at4 ? (p.z >> 16) | (p.w << 16) : p.z);
+}
 
 // Output y of dim i of (token t, head h): stored, and kept for the codes.
 void put_out(uint t, uint h, uint i, float y) {
@@ -113,9 +145,8 @@ void main() {
                        ldf(T_SRC0, qa + 28u));
   const bool masked = p_u(0u) != 0u;
   const uint mrow = masked ? (t_off(T_SRC3) + t * t_nb(T_SRC3, 1u)) >> 2 : 0u;
-  const uint k16 = ((t_off(T_SRC1) + hkv * t_nb(T_SRC1, 2u)) >> 4) + lane;
-  const uint v16 = ((t_off(T_SRC2) + hkv * t_nb(T_SRC2, 2u)) >> 4) + lane;
-  const uint ks16 = t_nb(T_SRC1, 1u) >> 4, vs16 = t_nb(T_SRC2, 1u) >> 4;
+  const uint kb = t_off(T_SRC1) + hkv * t_nb(T_SRC1, 2u), knb = t_nb(T_SRC1, 1u);
+  const uint vb = t_off(T_SRC2) + hkv * t_nb(T_SRC2, 2u), vnb = t_nb(T_SRC2, 1u);
   const float scale = p_f(0u), NEG_INF = neg_inf();
 
   float m = NEG_INF, lsum = 0.0;
@@ -123,18 +154,23 @@ void main() {
   for (uint j0 = begin; j0 < end; j0 += C) {
     // 1. Loads at clamped positions, so that none waits on a branch.
     uvec4 kp[R], vp[R];
+    uint krow[R], vrow[R];
     float mk[R];
     [[unroll]] for (uint r = 0u; r < R; ++r) {
       const uint j = min(j0 + slot + r * P, end - 1u);
-      kp[r] = pieces[T_SRC1].v[k16 + j * ks16];
-      vp[r] = pieces[T_SRC2].v[v16 + j * vs16];
+      krow[r] = kb + j * knb;
+      vrow[r] = vb + j * vnb;
+      kp[r] = load_piece(T_SRC1, krow[r], lane);
+      vp[r] = load_piece(T_SRC2, vrow[r], lane);
       mk[r] = masked ? uintBitsToFloat(bufs[T_SRC3].w[mrow + j]) : 0.0;
     }
     // 2. Scores: lane 0 adds the mask, so that a masked position sums to -inf.
     [[unroll]] for (uint r = 0u; r < R; ++r) {
       const uint c = slot + r * P;
       if (in_use) {
-        const float d = dot(q0, lo4(kp[r])) + dot(q1, hi4(kp[r]));
+        vec4 lo, hi;
+        piece_values(kp[r], krow[r], lane, lo, hi);
+        const float d = dot(q0, lo) + dot(q1, hi);
         const bool live = j0 + c < end;
         red[c * L + lane] = !live ? NEG_INF : scale * d + (lane == 0u ? mk[r] : 0.0);
       }
@@ -173,8 +209,10 @@ void main() {
         const float s = in_use ? sp[slot + r * P] : NEG_INF;
         const float p = is_neg_inf(s) ? 0.0 : exp_acc(s - m_new);
         lsum += p;
-        acc0 += p * lo4(vp[r]);
-        acc1 += p * hi4(vp[r]);
+        vec4 lo, hi;
+        piece_values(vp[r], vrow[r], lane, lo, hi);
+        acc0 += p * lo;
+        acc1 += p * hi;
       }
       m = m_new;
     }
