@@ -54,41 +54,34 @@ shared float smax[WG];  // each subgroup's largest score of the chunk
 #endif
 
 #include "attn_out.glsl"
+#include "blocks.glsl"  // funnel, bytes_i, halves8
 
-// The 4 halves of two words.
-vec4 halves4(uint a, uint b) {
-  return vec4(half_to_float(a & 0xFFFFu), half_to_float(a >> 16), half_to_float(b & 0xFFFFu),
-              half_to_float(b >> 16));
+// Lane `lane`'s piece of the K or V row of source s at byte `row`, whose
+// first byte is at `at` (piece_at). F16: its 16 bytes. Q8_0 (blocks of 34
+// bytes: d, then 32 codes; the lane takes codes 8 (lane % 4) .. + 7 of block
+// lane / 4): the word holding d and the words over the 8 codes, which start at
+// an even byte: three, or two and the second again where they start at a
+// word (never a word past the block).
+uint piece_at(uint row, uint lane) { return Q8 ? row + 34u * (lane / 4u) : row + 16u * lane; }
+uvec4 load_piece(uint s, uint at, uint lane) {
+  if (!Q8) return pieces[s].v[at >> 4];
+  const uint c = at + 2u + 8u * (lane % 4u), a = c >> 2;
+  return uvec4(bufs[s].w[at >> 2], bufs[s].w[a], bufs[s].w[a + 1u], bufs[s].w[(c + 7u) >> 2]);
 }
 
-// Lane `lane`'s piece of the K or V row of source s at byte `row`. F16: its
-// 16 bytes. Q8_0 (blocks of 34 bytes: d, then 32 codes; the lane takes codes
-// 8 (lane % 4) .. + 7 of block lane / 4): the word holding d and the words
-// over the 8 codes, which start at an even byte: three, or two and the
-// second again where they start at a word (never a word past the block).
-uvec4 load_piece(uint s, uint row, uint lane) {
-  if (!Q8) return pieces[s].v[(row >> 4) + lane];
-  const uint blk = row + 34u * (lane / 4u), c = blk + 2u + 8u * (lane % 4u), a = c >> 2;
-  return uvec4(bufs[s].w[blk >> 2], bufs[s].w[a], bufs[s].w[a + 1u], bufs[s].w[(c + 7u) >> 2]);
-}
-
-// The 4 signed bytes of a word, as floats.
-vec4 signed4(uint c) { return vec4(ivec4(int(c << 24), int(c << 16), int(c << 8), int(c)) >> 24); }
-
-// The piece's 8 values (load_piece of the row at byte `row`), first and last 4.
-void piece_values(uvec4 p, uint row, uint lane, out vec4 lo, out vec4 hi) {
+// The piece's 8 values (load_piece of the piece at `at`), first and last 4.
+void piece_values(uvec4 p, uint at, out vec4 lo, out vec4 hi) {
   if (!Q8) {
-    lo = halves4(p.x, p.y);
-    hi = halves4(p.z, p.w);
+    halves8(p, lo, hi);
     return;
   }
   // The block's d is the low half of its word where the block starts at a
   // multiple of 4, and then its codes start 2 bytes into p.y.
-  const uint blk = row + 34u * (lane / 4u);
-  const bool at4 = (blk & 2u) == 0u;
+  const bool at4 = (at & 2u) == 0u;
   const float d = half_to_float(at4 ? p.x & 0xFFFFu : p.x >> 16);
-  lo = d * signed4(at4 ? (p.y >> 16) | (p.z << 16) : p.y);
-  hi = d * signed4(at4 ? (p.z >> 16) | (p.w << 16) : p.z);
+  const uvec4 codes = funnel(p.yzww, p.zwww, at4 ? 16u : 0u);
+  lo = d * bytes_i(codes.x);
+  hi = d * bytes_i(codes.y);
 }
 
 // Output y of dim i of (token t, head h): stored, and kept for the codes.
@@ -145,8 +138,8 @@ void main() {
                        ldf(T_SRC0, qa + 28u));
   const bool masked = p_u(0u) != 0u;
   const uint mrow = masked ? (t_off(T_SRC3) + t * t_nb(T_SRC3, 1u)) >> 2 : 0u;
-  const uint kb = t_off(T_SRC1) + hkv * t_nb(T_SRC1, 2u), knb = t_nb(T_SRC1, 1u);
-  const uint vb = t_off(T_SRC2) + hkv * t_nb(T_SRC2, 2u), vnb = t_nb(T_SRC2, 1u);
+  const uint kb = piece_at(t_off(T_SRC1) + hkv * t_nb(T_SRC1, 2u), lane), knb = t_nb(T_SRC1, 1u);
+  const uint vb = piece_at(t_off(T_SRC2) + hkv * t_nb(T_SRC2, 2u), lane), vnb = t_nb(T_SRC2, 1u);
   const float scale = p_f(0u), NEG_INF = neg_inf();
 
   float m = NEG_INF, lsum = 0.0;
@@ -154,14 +147,14 @@ void main() {
   for (uint j0 = begin; j0 < end; j0 += C) {
     // 1. Loads at clamped positions, so that none waits on a branch.
     uvec4 kp[R], vp[R];
-    uint krow[R], vrow[R];
+    uint kat[R], vat[R];
     float mk[R];
     [[unroll]] for (uint r = 0u; r < R; ++r) {
       const uint j = min(j0 + slot + r * P, end - 1u);
-      krow[r] = kb + j * knb;
-      vrow[r] = vb + j * vnb;
-      kp[r] = load_piece(T_SRC1, krow[r], lane);
-      vp[r] = load_piece(T_SRC2, vrow[r], lane);
+      kat[r] = kb + j * knb;
+      vat[r] = vb + j * vnb;
+      kp[r] = load_piece(T_SRC1, kat[r], lane);
+      vp[r] = load_piece(T_SRC2, vat[r], lane);
       mk[r] = masked ? uintBitsToFloat(bufs[T_SRC3].w[mrow + j]) : 0.0;
     }
     // 2. Scores: lane 0 adds the mask, so that a masked position sums to -inf.
@@ -169,7 +162,7 @@ void main() {
       const uint c = slot + r * P;
       if (in_use) {
         vec4 lo, hi;
-        piece_values(kp[r], krow[r], lane, lo, hi);
+        piece_values(kp[r], kat[r], lo, hi);
         const float d = dot(q0, lo) + dot(q1, hi);
         const bool live = j0 + c < end;
         red[c * L + lane] = !live ? NEG_INF : scale * d + (lane == 0u ? mk[r] : 0.0);
@@ -210,7 +203,7 @@ void main() {
         const float p = is_neg_inf(s) ? 0.0 : exp_acc(s - m_new);
         lsum += p;
         vec4 lo, hi;
-        piece_values(vp[r], vrow[r], lane, lo, hi);
+        piece_values(vp[r], vat[r], lo, hi);
         acc0 += p * lo;
         acc1 += p * hi;
       }
