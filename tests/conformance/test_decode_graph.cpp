@@ -29,7 +29,6 @@
 
 #include "backend_under_test.hpp"
 #include "pi_node_builder.hpp"
-#include "polyinfer/fp16.hpp"
 #include "random_data.hpp"
 
 namespace polyinfer::conformance {
@@ -85,27 +84,20 @@ void new_token(Inputs& in, int64_t n_kv, Rng& rng, int64_t window = 0) {
   in.pos.i32(0) = static_cast<int32_t>(n_kv - 1);
 }
 
-// Weights (V's of vtype) and a KV cache of max_kv positions, then the token
-// at n_kv.
-Inputs make_inputs(GgmlType wtype, GgmlType vtype, int64_t n_kv, int64_t max_kv, Rng& rng) {
-  Inputs in{contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
-            contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
-            contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
-            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
-            contiguous(wtype, {kEmbd, kKv, 1, 1}),
-            contiguous(vtype, {kEmbd, kKv, 1, 1}),
-            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
-            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
-            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
-            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
-            contiguous(GgmlType::F16, {kD, kKvHeads, max_kv, 1}),
-            contiguous(GgmlType::F16, {kD, kKvHeads, max_kv, 1}),
-            contiguous(GgmlType::F32, {max_kv, 1, 1, 1}),
-            contiguous(GgmlType::I32, {1, 1, 1, 1}),
-            contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
-            contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
-            contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
-            contiguous(GgmlType::F32, {kD / 2, 1, 1, 1})};
+// Weights (V's of vtype), a KV cache of max_kv positions in ctype, then the
+// token at n_kv.
+Inputs make_inputs(GgmlType wtype, GgmlType vtype, GgmlType ctype, int64_t n_kv, int64_t max_kv,
+                   Rng& rng) {
+  Inputs in{
+      contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),  contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
+      contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),  contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
+      contiguous(wtype, {kEmbd, kKv, 1, 1}),        contiguous(vtype, {kEmbd, kKv, 1, 1}),
+      contiguous(wtype, {kEmbd, kEmbd, 1, 1}),      contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
+      contiguous(wtype, {kEmbd, kEmbd, 1, 1}),      contiguous(wtype, {kEmbd, kEmbd, 1, 1}),
+      contiguous(ctype, {kD, kKvHeads, max_kv, 1}), contiguous(ctype, {kD, kKvHeads, max_kv, 1}),
+      contiguous(GgmlType::F32, {max_kv, 1, 1, 1}), contiguous(GgmlType::I32, {1, 1, 1, 1}),
+      contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),  contiguous(GgmlType::F32, {kEmbd, 1, 1, 1}),
+      contiguous(wtype, {kEmbd, kEmbd, 1, 1}),      contiguous(GgmlType::F32, {kD / 2, 1, 1, 1})};
   for (HostTensor* t : {&in.wn, &in.kc, &in.vc, &in.wn2, &in.wn3}) fill_normal(*t, rng);
   // Weights of sigma 1/sqrt(K) through the reference quantizer, as a model's:
   // the chain of five products keeps its scale (unit-sigma F16 weights
@@ -220,17 +212,21 @@ class Layer {
     Result r;
     r.arena.resize(kSlots * kEmbd);
     arena_.read(0, r.arena.data(), kSlots * kSlot);
-    r.k_new = f16_row(in.kc, kc_, n_kv - 1);
-    r.v_new = f16_row(in.vc, vc_, n_kv - 1);
+    r.k_new = cache_row(in.kc, kc_, n_kv - 1);
+    r.v_new = cache_row(in.vc, vc_, n_kv - 1);
     return r;
   }
 
  private:
-  static std::vector<float> f16_row(const HostTensor& cache, const DeviceBuffer& b, int64_t pos) {
-    std::vector<uint16_t> h(kKv);
-    b.read(cache.offset + static_cast<uint64_t>(pos) * cache.nb[2], h.data(), 2 * kKv);
-    std::vector<float> f(kKv);
-    for (int64_t i = 0; i < kKv; ++i) f[i] = fp16_to_fp32(h[i]);
+  // The cache's rows at position pos (every KV head), decoded from its type.
+  static std::vector<float> cache_row(const HostTensor& cache, const DeviceBuffer& b, int64_t pos) {
+    HostTensor c = cache;
+    const uint64_t at = cache.offset + static_cast<uint64_t>(pos) * cache.nb[2];
+    b.read(at, c.bytes.data() + at, cache.nb[2]);
+    std::vector<float> f;
+    for (int64_t h = 0; h < kKvHeads; ++h) {
+      for (double v : c.row_values(h, pos)) f.push_back(static_cast<float>(v));
+    }
     return f;
   }
 
@@ -351,12 +347,14 @@ struct Case {
   bool norm_x = false;         // the attention norm reads the input, not the ADD's sum
   bool v_q6k = false;          // V's weights in Q6_K, as llama.cpp's Q4_K_M has in some layers
   bool after_product = false;  // the attention's ADD reads a product's output (kPrev)
+  bool q8_cache = false;       // the KV cache in Q8_0 (--cache-type q8_0), not F16
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << type_name(c.wtype) << "/n_kv" << c.n_kv << (c.rk_apart ? "/rope_k_apart" : "")
       << (c.freqs ? "/freq_factors" : "") << (c.norm_x ? "/norm_of_input" : "")
-      << (c.v_q6k ? "/v_q6_k" : "") << (c.after_product ? "/after_product" : "");
+      << (c.v_q6k ? "/v_q6_k" : "") << (c.after_product ? "/after_product" : "")
+      << (c.q8_cache ? "/q8_0_cache" : "");
 }
 
 // Each compared output, its slot (or the cache rows), and whether it comes
@@ -401,12 +399,17 @@ void compare(const Result& got, const Result& want, bool quantized, bool rk_apar
   expect_close(got.v_new.data(), want.v_new.data(), kKv, rel, vs + ": CPY V");
 }
 
+GgmlType cache_type(bool q8) {
+  return q8 ? GgmlType::Q8_0 : GgmlType::F16;
+}
+
 class DecodeGraph : public ConformanceTestWithParam<Case> {};
 
 TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
-  const auto [wtype, n_kv, rk_apart, freqs, norm_x, v_q6k, after] = GetParam();
+  const auto [wtype, n_kv, rk_apart, freqs, norm_x, v_q6k, after, q8_cache] = GetParam();
   Rng rng(case_seed("DECODE_GRAPH/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv)));
-  const Inputs in = make_inputs(wtype, v_q6k ? GgmlType::Q6_K : wtype, n_kv, n_kv, rng);
+  const Inputs in =
+      make_inputs(wtype, v_q6k ? GgmlType::Q6_K : wtype, cache_type(q8_cache), n_kv, n_kv, rng);
   const BackendDevice& dev = backend().device();
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
@@ -437,9 +440,10 @@ TEST_P(DecodeGraph, FusedMatchesUnfusedAndCpu) {
 TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
   constexpr int kSteps = 5;
   constexpr int64_t kWindow = 4;
-  const auto [wtype, n_kv0, rk_apart, freqs, norm_x, v_q6k, after] = GetParam();
+  const auto [wtype, n_kv0, rk_apart, freqs, norm_x, v_q6k, after, q8_cache] = GetParam();
   Rng rng(case_seed("DECODE_STEPS/" + std::string(type_name(wtype)) + "/" + std::to_string(n_kv0)));
-  Inputs in = make_inputs(wtype, v_q6k ? GgmlType::Q6_K : wtype, n_kv0, n_kv0 + kSteps - 1, rng);
+  Inputs in = make_inputs(wtype, v_q6k ? GgmlType::Q6_K : wtype, cache_type(q8_cache), n_kv0,
+                          n_kv0 + kSteps - 1, rng);
   const BackendDevice& dev = backend().device();
   const BackendDevice unfused(dev.vt(), 0, backend().options() + ",fusion=0");
   const BackendDevice cpu(*find_backend("cpu", nullptr), 0, "threads=4");
@@ -484,7 +488,11 @@ TEST_P(DecodeGraph, ConsecutiveStepsMatchUnfusedAndCpu) {
 // projection), so that the Q, K and V products come after a norm that the
 // product before it may fold (Vulkan's Unit::norm: where that product reads
 // codes, as test_conformance_vulkan_sync's prequant_min_k=0 makes it, Q, K and V
-// scale by the norm and fold their ROPE and cache writes).
+// scale by the norm and fold their ROPE and cache writes); q8_0_cache: the KV
+// cache in Q8_0 (weights quantized: a cache row's code may round the other way
+// between two backends, at most 1/127 of its block's largest value): each step
+// writes its row through a CPY into Q8_0 blocks, and the decode attention reads
+// the blocks (Vulkan: flash_attn_vec.comp's Q8_0 pieces and split).
 INSTANTIATE_TEST_SUITE_P(
     Steps, DecodeGraph,
     ::testing::Values(Case{GgmlType::F16, 40}, Case{GgmlType::Q4_0, 40}, Case{GgmlType::Q4_0, 100},
@@ -499,7 +507,20 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{GgmlType::Q4_K, 254, true, true, false, true},
                       Case{GgmlType::Q4_0, 254, true, true, true},
                       Case{GgmlType::Q4_0, 40, true, false, false, false, true},
-                      Case{GgmlType::Q4_0, 254, false, true, false, false, true}));
+                      Case{GgmlType::Q4_0, 254, false, true, false, false, true},
+                      Case{.wtype = GgmlType::Q4_0, .n_kv = 40, .q8_cache = true},
+                      Case{.wtype = GgmlType::Q4_K,
+                           .n_kv = 254,
+                           .rk_apart = true,
+                           .freqs = true,
+                           .v_q6k = true,
+                           .q8_cache = true},
+                      Case{.wtype = GgmlType::Q4_0,
+                           .n_kv = 254,
+                           .rk_apart = true,
+                           .freqs = true,
+                           .after_product = true,
+                           .q8_cache = true}));
 
 }  // namespace
 }  // namespace polyinfer::conformance

@@ -129,6 +129,30 @@ TEST(VkMatvecPlan, SwigluBlocksRunBothProductsFourQ4_0RowsOrTwoKQuantRows) {
   }
 }
 
+// Q6_K direct products (plain, norm-block and epilogue modules alike) load
+// their activation blocks with the weights (spec constant 9); other types and
+// the staged kernel keep their constants.
+TEST(VkMatvecPlan, EarlyActivationLoadsForQ6_KDirectRowsOnly) {
+  for (const uint32_t type : {kQ4_0, kQ4_K, kQ6_K}) {
+    SCOPED_TRACE(type);
+    const pi_node n = product(type, 4096, 4096, 0);
+    OpPlan plain = plan(n, true), norm = plan(n, true), rope = plan(n, true);
+    plan_matvec_norm_tail(n, &norm);
+    plan_matvec_epilogue(true, 1, &rope);
+    for (OpPlan* p : {&plain, &norm, &rope}) {
+      const uint32_t n_spec = p->n_spec;
+      plan_matvec_early_acts(n, p);
+      EXPECT_EQ(p->spec[9], type == kQ6_K ? 1u : 0u);
+      EXPECT_EQ(p->n_spec, type == kQ6_K ? 10u : n_spec);
+    }
+  }
+  OpPlan staged = plan(product(kQ6_K, 4096, 4096, 0), false);
+  const OpPlan before = staged;
+  plan_matvec_early_acts(product(kQ6_K, 4096, 4096, 0), &staged);
+  EXPECT_EQ(staged.spec, before.spec);
+  EXPECT_EQ(staged.n_spec, before.n_spec);
+}
+
 TEST(VkMatvecPlan, DirectWorkgroupHoldsTheRowsItems) {
   // llama-1b's Q4_K rows of 2,048 values are 32 items: 32 invocations, not 64.
   EXPECT_EQ(plan(product(kQ4_K, 2048, 512, 0), true).spec[3], 32u);

@@ -243,6 +243,7 @@ class Planner {
     if (u.norm != 0) n_writes += add_norm_blocks(u, d, reads, n_reads, writes + n_writes);
     if (u.swiglu != 0) n_writes += add_swiglu_blocks(u, d, reads, n_reads, writes + n_writes);
     if (u.scale_norm != 0) plan_matvec_norm_scale(g_.nodes[u.scale_norm].f[0], &d.op);
+    if (n.op == PI_OP_MUL_MAT) plan_matvec_early_acts(n, &d.op);
     if (vec_attn && d.op.extra[1] > 1) {
       n_writes += attn_splits(d, n, writes + n_writes);
     } else if (n.op == PI_OP_FLASH_ATTN) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 
 namespace polyinfer::vk {
 namespace {
@@ -298,6 +299,17 @@ void plan_matvec_swiglu_tail(const pi_node& gate, OpPlan* p) {
   p->shader = "mul_mat_vec_direct_swiglu";
   direct_rows(gate, gate.src[0].type == kQ4_0 ? 4 : 2, p);
   p->groups *= 2;
+}
+
+// Q6_K rows only: on the H200 (session 39, GPU span of a decode step, two
+// rounds, one call) llama-1b Q4_K_M 1,018 us against 1,024-1,025 (its Q6_K
+// down product 14.04 -> 13.51 us, the output projection 31.89 -> 30.23),
+// llama-8b Q4_K_M level (3,446-3,447 against 3,442-3,444), llama-1b and 8b
+// Q4_0 (a Q6_K output projection) level. Q4_K rows gained nothing.
+void plan_matvec_early_acts(const pi_node& n, OpPlan* p) {
+  if (std::strncmp(p->shader, "mul_mat_vec_direct", 18) != 0 || n.src[0].type != kQ6_K) return;
+  p->spec[9] = 1;
+  p->n_spec = std::max<uint32_t>(p->n_spec, 10);
 }
 
 void plan_matvec_norm_scale(float eps, OpPlan* p) {

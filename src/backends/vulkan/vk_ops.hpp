@@ -22,7 +22,7 @@ constexpr uint32_t kParamWords = 128;
 constexpr uint32_t kExtraBase = 88;
 
 // Specialization constants 0..n_spec - 1 of a shader.
-using SpecConstants = std::array<uint32_t, 9>;
+using SpecConstants = std::array<uint32_t, 10>;
 
 struct OpPlan {
   const char* shader = nullptr;  // name in the embedded shader table

@@ -21,7 +21,10 @@
 // (unit_dot_q8.glsl). Where the staged kernel
 // (mul_mat_vec_staged.comp) takes the row in segments, each through shared
 // memory and two barriers, here a pass has all its bytes in flight at once
-// and no barrier. Layouts as include/polyinfer/quant_blocks.hpp.
+// and no barrier. With EARLY (Q6_K rows: vk_matvec_plan.cpp's
+// plan_matvec_early_acts) the activation blocks' loads are issued with the
+// weights', before any is used, not after them. Layouts as
+// include/polyinfer/quant_blocks.hpp.
 // With ROPE or CACHE (vk_fusion.hpp's Unit::rope and Unit::cache: a later
 // ROPE over the output and/or the CPY of it into the KV cache), the
 // epilogue also writes those nodes' outputs from the sums it holds, so that
@@ -44,6 +47,7 @@ layout(constant_id = 4) const uint ROWS = 2u;
 layout(constant_id = 5) const bool PIECES = false;  // Q4_K rows 16-byte aligned: 3 uvec4 per item
 layout(constant_id = 6) const bool ROPE = false;    // Unit::rope: normal mode, ROWS 1 or even
 layout(constant_id = 7) const uint CACHE = 0u;      // Unit::cache: 0, or the cache's type + 1
+layout(constant_id = 9) const bool EARLY = false;   // activation blocks loaded with the weights
 const uint WG = gl_WorkGroupSize.x;
 // A ROPE pair's two rows in two workgroups: paired_epilogue().
 const bool PAIRED = ROPE && ROWS == 1u;
@@ -223,13 +227,18 @@ void main() {
   const uint lane = gl_LocalInvocationID.x;
   for (uint q0 = 0u; q0 < items; q0 += WG) {
     // Loads at a clamped item, so that none waits on a branch.
-    const uint q = q0 + lane;
+    const uint q = q0 + lane, qc = min(q, items - 1u);
     uint w[ROWS][ITEM_WORDS];
-    [[unroll]] for (uint r = 0u; r < ROWS; ++r) load_item(row[r], min(q, items - 1u), w[r]);
+    [[unroll]] for (uint r = 0u; r < ROWS; ++r) load_item(row[r], qc, w[r]);
+    Act early[2][NCOLS];
+    if (EARLY) {
+      [[unroll]] for (uint u = 0u; u < ITEM_UNITS; ++u)
+        [[unroll]] for (uint c = 0u; c < NCOLS; ++c) early[u][c] = load_act(c, 0u, item_block(qc, u));
+    }
     if (q < items) {
       [[unroll]] for (uint u = 0u; u < ITEM_UNITS; ++u) {
         [[unroll]] for (uint c = 0u; c < NCOLS; ++c) {
-          const Act a = load_act(c, 0u, item_block(q, u));
+          const Act a = EARLY ? early[u][c] : load_act(c, 0u, item_block(q, u));
           if (c == 0u) norm_add(a);
           [[unroll]] for (uint r = 0u; r < ROWS; ++r)
             acc[r * NCOLS + c] += unit_dot(item_unit(w[r], row[r], q, u), a);
