@@ -85,15 +85,18 @@ void sti(uint a, int v) { stf(a, intBitsToFloat(v)); }
 
 // IEEE half <-> float by bits: exact for every code (subnormals, inf, NaN), and
 // round-to-nearest-even in the narrowing direction, which the driver's
-// pack/unpack built-ins do not promise.
+// pack/unpack built-ins do not promise. The widening takes the three cases
+// (normal, subnormal, inf/NaN) each without a branch and selects one (mix with
+// a bool is a select): as an if-chain, each weight scale's conversion cut the
+// decode products' loop into branches (H200, session 39, GPU span of a decode
+// step: llama-8b Q4_K_M 3,390 us against 2,920 with selects, llama-1b Q4_K_M 948
+// against 863, llama-1b Q4_0 823 against 802).
 float half_to_float(uint h) {
-  const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
-  if (e == 0u) {
-    const float v = float(m) * (1.0 / 16777216.0);  // m * 2^-24, exact
-    return (sign != 0u) ? -v : v;
-  }
-  if (e == 31u) return uintBitsToFloat(sign | 0x7F800000u | (m << 13));
-  return uintBitsToFloat(sign | ((e + 112u) << 23) | (m << 13));
+  const uint e = (h >> 10) & 0x1Fu, m = h & 0x3FFu, sign = (h & 0x8000u) << 16;
+  const float normal = uintBitsToFloat(sign | (((h & 0x7FFFu) << 13) + 0x38000000u));
+  const float sub = uintBitsToFloat(sign | floatBitsToUint(float(m) * (1.0 / 16777216.0)));
+  const float special = uintBitsToFloat(sign | 0x7F800000u | (m << 13));
+  return mix(mix(normal, sub, e == 0u), special, e == 31u);
 }
 uint float_to_half(float f) {
   const uint u = floatBitsToUint(f), sign = (u >> 16) & 0x8000u;
