@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "backends/vulkan/vk_matvec_plan.hpp"
 #include "pi_node_builder.hpp"
@@ -129,9 +130,9 @@ TEST(VkMatvecPlan, SwigluBlocksRunBothProductsFourQ4_0RowsOrTwoKQuantRows) {
   }
 }
 
-// Q6_K direct products (plain, norm-block and epilogue modules alike) load
-// their activation blocks with the weights (spec constant 9); other types and
-// the staged kernel keep their constants.
+// Q6_K direct products of one column (plain, norm-block and epilogue modules
+// alike) load their activation blocks with the weights (spec constant 9);
+// other types, more columns and the staged kernel keep their constants.
 TEST(VkMatvecPlan, EarlyActivationLoadsForQ6_KDirectRowsOnly) {
   for (const uint32_t type : {kQ4_0, kQ4_K, kQ6_K}) {
     SCOPED_TRACE(type);
@@ -146,11 +147,14 @@ TEST(VkMatvecPlan, EarlyActivationLoadsForQ6_KDirectRowsOnly) {
       EXPECT_EQ(p->n_spec, type == kQ6_K ? 10u : n_spec);
     }
   }
-  OpPlan staged = plan(product(kQ6_K, 4096, 4096, 0), false);
-  const OpPlan before = staged;
-  plan_matvec_early_acts(product(kQ6_K, 4096, 4096, 0), &staged);
-  EXPECT_EQ(staged.spec, before.spec);
-  EXPECT_EQ(staged.n_spec, before.n_spec);
+  for (const auto& [n, codes] : {std::pair{product(kQ6_K, 4096, 4096, 0), false},
+                                 std::pair{product(kQ6_K, 4096, 4096, 0, 0, 2), true}}) {
+    OpPlan p = plan(n, codes);
+    const OpPlan before = p;
+    plan_matvec_early_acts(n, &p);
+    EXPECT_EQ(p.spec, before.spec);
+    EXPECT_EQ(p.n_spec, before.n_spec);
+  }
 }
 
 TEST(VkMatvecPlan, DirectWorkgroupHoldsTheRowsItems) {

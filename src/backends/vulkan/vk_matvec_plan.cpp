@@ -305,16 +305,20 @@ void plan_matvec_swiglu_tail(const pi_node& gate, OpPlan* p) {
 // rounds, one call) llama-1b Q4_K_M 1,018 us against 1,024-1,025 (its Q6_K
 // down product 14.04 -> 13.51 us, the output projection 31.89 -> 30.23),
 // llama-8b Q4_K_M level (3,446-3,447 against 3,442-3,444), llama-1b and 8b
-// Q4_0 (a Q6_K output projection) level. Q4_K rows gained nothing.
+// Q4_0 (a Q6_K output projection) level. Q4_K rows gained nothing. One
+// column only: each further column's early blocks hold 12 more registers
+// (not measured).
 void plan_matvec_early_acts(const pi_node& n, OpPlan* p) {
-  if (std::strncmp(p->shader, "mul_mat_vec_direct", 18) != 0 || n.src[0].type != kQ6_K) return;
+  if (std::strncmp(p->shader, "mul_mat_vec_direct", 18) != 0 || n.src[0].type != kQ6_K ||
+      n.dst.ne[1] != 1)
+    return;
   p->spec[9] = 1;
   p->n_spec = std::max<uint32_t>(p->n_spec, 10);
 }
 
 void plan_matvec_norm_scale(float eps, OpPlan* p) {
   p->spec[8] = 1;
-  p->n_spec = 9;
+  p->n_spec = std::max<uint32_t>(p->n_spec, 9);
   p->extra[8] = std::bit_cast<uint32_t>(eps);
 }
 

@@ -76,11 +76,12 @@ void plan_matvec_swiglu_tail(const pi_node& gate, OpPlan* p);
 // plan_matvec_epilogue, whose words it keeps) scale its sums by the codes'
 // pending norm (Unit::scale_norm; shaders/norm_scale.glsl): spec constant 8,
 // the norm's eps in host-derived word 8.
-// A direct product's activation blocks loaded with its weights (spec constant
-// 9, mul_mat_vec_direct.comp's EARLY) where that was measured faster.
-void plan_matvec_early_acts(const pi_node& n, OpPlan* p);
-
 void plan_matvec_norm_scale(float eps, OpPlan* p);
+
+// A direct product's activation blocks loaded with its weights (spec constant
+// 9, mul_mat_vec_direct.comp's EARLY) where that was measured faster: Q6_K
+// rows of one column.
+void plan_matvec_early_acts(const pi_node& n, OpPlan* p);
 
 // Turns the direct kernel's plan *p (plan_matvec_codes, where matvec_direct
 // holds) into one whose epilogue also does a later node's work (vk_fusion.hpp's
