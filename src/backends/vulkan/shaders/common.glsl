@@ -98,22 +98,24 @@ float half_to_float(uint h) {
   const float special = uintBitsToFloat(sign | 0x7F800000u | (m << 13));
   return mix(mix(normal, sub, e == 0u), special, e == 31u);
 }
+// The narrowing computes each case (inf/NaN, overflow, subnormal, normal) and
+// selects one, as the widening does: it runs in every cache write.
 uint float_to_half(float f) {
   const uint u = floatBitsToUint(f), sign = (u >> 16) & 0x8000u;
   const uint a = u & 0x7FFFFFFFu;
-  if (a >= 0x7F800000u) return sign | 0x7C00u | ((a > 0x7F800000u) ? 0x200u | ((a >> 13) & 0x3FFu) : 0u);
-  if (a >= 0x477FF000u) return sign | 0x7C00u;  // rounds to >= 65520: infinity
-  if (a < 0x38800000u) {                         // below 2^-14: a subnormal half
-    const uint e = a >> 23;
-    if (e < 102u) return sign;                   // below 2^-25: rounds to zero
-    const uint m = (a & 0x7FFFFFu) | 0x800000u;
-    const uint shift = 126u - e;                 // 14..24 bits drop
-    const uint q = m >> shift, rem = m & ((1u << shift) - 1u), hv = 1u << (shift - 1u);
-    return sign | (q + ((rem > hv || (rem == hv && (q & 1u) != 0u)) ? 1u : 0u));
-  }
-  const uint r = a - 0x38000000u;                // rebias 127 -> 15
+  const uint special = 0x7C00u | ((a > 0x7F800000u) ? 0x200u | ((a >> 13) & 0x3FFu) : 0u);
+  // Below 2^-14 a subnormal half: 14..24 bits drop; past 31 (below 2^-25) every
+  // bit of the mantissa lies under half the dropped range and the code rounds to 0.
+  const uint e = a >> 23, ms = (a & 0x7FFFFFu) | 0x800000u;
+  const uint shift = clamp(126u - min(e, 112u), 14u, 31u);
+  const uint qs = ms >> shift, rs = ms & ((1u << shift) - 1u), hs = 1u << (shift - 1u);
+  const uint sub = qs + ((rs > hs || (rs == hs && (qs & 1u) != 0u)) ? 1u : 0u);
+  const uint r = a - 0x38000000u;  // rebias 127 -> 15
   const uint q = r >> 13, rem = r & 0x1FFFu;
-  return sign | (q + ((rem > 0x1000u || (rem == 0x1000u && (q & 1u) != 0u)) ? 1u : 0u));
+  const uint normal = q + ((rem > 0x1000u || (rem == 0x1000u && (q & 1u) != 0u)) ? 1u : 0u);
+  // 0x477FF000 and up round to 65520 or more: infinity.
+  const uint finite = a >= 0x477FF000u ? 0x7C00u : (a < 0x38800000u ? sub : normal);
+  return sign | (a >= 0x7F800000u ? special : finite);
 }
 uint float_to_bf16(float f) {
   const uint u = floatBitsToUint(f);
@@ -124,12 +126,13 @@ uint float_to_bf16(float f) {
 // exp with an error of a few ulp over the whole float range: the driver's exp
 // may be off by (3 + 2|x|) ulp (the Vulkan precision table), far over the
 // conformance bounds for |x| ~ 10..100.
+// Both range ends are selected, not branched to: the decode attention calls it
+// per position.
 float exp_acc(float x) {
-  if (x > 88.72284f) return uintBitsToFloat(0x7F800000u);
-  if (x < -103.97209f) return 0.0;
-  const float n = floor(x * 1.44269504f + 0.5f);
+  const float xc = clamp(x, -103.97209f, 88.72284f);
+  const float n = floor(xc * 1.44269504f + 0.5f);
   // ln 2 split so that n * LN2_HI is exact for |n| < 2^9.
-  precise float r = x - n * 0.693145752f;
+  precise float r = xc - n * 0.693145752f;
   r = r - n * 1.42860677e-6f;
   // e^r on |r| <= ln2/2: Taylor to degree 7 (truncation < 2e-9 relative).
   precise float p = 1.0f / 5040.0f;
@@ -143,7 +146,9 @@ float exp_acc(float x) {
   // 2^n in two steps so that results in the subnormal range are formed.
   const int ni = int(n);
   const int n1 = ni / 2;
-  return p * uintBitsToFloat(uint(n1 + 127) << 23) * uintBitsToFloat(uint(ni - n1 + 127) << 23);
+  const float y = p * uintBitsToFloat(uint(n1 + 127) << 23) * uintBitsToFloat(uint(ni - n1 + 127) << 23);
+  const float ends = x > 88.72284f ? uintBitsToFloat(0x7F800000u) : 0.0;
+  return isnan(x) ? x : (x == xc ? y : ends);
 }
 
 // sin and cos of one argument with a 3-part reduction by pi/4 (Cody & Waite),
@@ -186,9 +191,10 @@ float tanh_acc(float x) {
 //   x < -87:       -e^(x + ln|x|) / (1 + e^x): the numerator is the result itself, so
 //                  it is subnormal only when the result is; e^x may flush (1 + 0).
 // ln|x| error: at |x| >= 87 the bound's 2^-126 term is >= 1e-3 of the result.
+// The three cases are computed and one selected (SWIGLU's blocks call it in
+// the products' last subgroups).
 float silu_acc(float x) {
-  if (x >= 0.0) return x / (1.0 + exp_acc(-x));
-  const float e = exp_acc(x);
-  if (x >= -87.0) return x * e / (1.0 + e);
-  return -exp_acc(x + log(-x)) / (1.0 + e);
+  const float e = exp_acc(-abs(x));  // e^-x for x >= 0, e^x below
+  const float tail = -exp_acc(x + log(max(-x, 1.0))) / (1.0 + e);
+  return x >= 0.0 ? x / (1.0 + e) : (x >= -87.0 ? x * e / (1.0 + e) : tail);
 }
