@@ -54,6 +54,9 @@ shared float smax[WG];  // each subgroup's largest score of the chunk
 #endif
 
 #include "attn_out.glsl"
+#if defined(USE_CODES) && defined(USE_SUBGROUP)
+#define SCORE_LANES  // q8_lanes.glsl (through attn_out.glsl) brings shuffles and lane_index()
+#endif
 #include "blocks.glsl"  // funnel, bytes_i, halves8
 
 // Lane `lane`'s piece of the K or V row of source s at byte `row`, whose
@@ -121,8 +124,18 @@ void main() {
   const uint SPLITS = p_u(1u), o = wg_index();
   if (o >= T * H * SPLITS) return;  // uniform per workgroup
   const uint row = o % (T * H), split = o / (T * H);
-  const uint t = row % T, h = row / T, i = gl_LocalInvocationID.x;
-  const uint L = D / 8u, P = WG / L, C = P * R, lane = i % L, slot = i / L;
+  const uint L = D / 8u, P = WG / L, C = P * R;
+#ifdef SCORE_LANES
+  // A position's L partial dots summed across its L lanes by shuffles, with
+  // no shared memory and no barrier, where L is a power of two within a
+  // subgroup (lane_index(): consecutive places are consecutive lanes).
+  const bool shuf = (L & (L - 1u)) == 0u && L <= gl_SubgroupSize;
+  const uint i = shuf ? lane_index() : gl_LocalInvocationID.x;
+#else
+  const bool shuf = false;
+  const uint i = gl_LocalInvocationID.x;
+#endif
+  const uint t = row % T, h = row / T, lane = i % L, slot = i / L;
   const bool in_use = slot < P;
   const uint n_kv = t_ne(T_SRC1, 1u), hkv = h / (H / t_ne(T_SRC1, 2u));
   // This workgroup's run of chunks: runs of `per` chunks, at least MIN_SPLIT positions each.
@@ -158,23 +171,38 @@ void main() {
       mk[r] = masked ? uintBitsToFloat(bufs[T_SRC3].w[mrow + j]) : 0.0;
     }
     // 2. Scores: lane 0 adds the mask, so that a masked position sums to -inf.
-    [[unroll]] for (uint r = 0u; r < R; ++r) {
-      const uint c = slot + r * P;
-      if (in_use) {
+    float sc[R];  // with shuf: the scores of this invocation's R positions
+    float score = NEG_INF;
+#ifdef SCORE_LANES
+    if (shuf) {  // uniform
+      [[unroll]] for (uint r = 0u; r < R; ++r) {
         vec4 lo, hi;
         piece_values(kp[r], kat[r], lo, hi);
-        const float d = dot(q0, lo) + dot(q1, hi);
-        const bool live = j0 + c < end;
-        red[c * L + lane] = !live ? NEG_INF : scale * d + (lane == 0u ? mk[r] : 0.0);
+        float d = dot(q0, lo) + dot(q1, hi);
+        for (uint x = 1u; x < L; x <<= 1u) d += subgroupShuffleXor(d, x);
+        sc[r] = j0 + slot + r * P < end ? scale * d + mk[r] : NEG_INF;
+        score = max(score, sc[r]);
       }
-    }
-    barrier();
-    float score = NEG_INF;
-    if (i < C) {
-      float s = 0.0;
-      for (uint k = 0u; k < L; ++k) s += red[i * L + k];
-      sp[i] = s;
-      score = s;
+    } else
+#endif
+    {
+      [[unroll]] for (uint r = 0u; r < R; ++r) {
+        const uint c = slot + r * P;
+        if (in_use) {
+          vec4 lo, hi;
+          piece_values(kp[r], kat[r], lo, hi);
+          const float d = dot(q0, lo) + dot(q1, hi);
+          const bool live = j0 + c < end;
+          red[c * L + lane] = !live ? NEG_INF : scale * d + (lane == 0u ? mk[r] : 0.0);
+        }
+      }
+      barrier();
+      if (i < C) {
+        float s = 0.0;
+        for (uint k = 0u; k < L; ++k) s += red[i * L + k];
+        sp[i] = s;
+        score = s;
+      }
     }
 #ifdef USE_SUBGROUP
     // 3. The chunk's max, the same in every invocation: each subgroup's,
@@ -199,7 +227,7 @@ void main() {
       lsum *= corr;
       // 4. P·V over this invocation's positions.
       [[unroll]] for (uint r = 0u; r < R; ++r) {
-        const float s = in_use ? sp[slot + r * P] : NEG_INF;
+        const float s = shuf ? sc[r] : in_use ? sp[slot + r * P] : NEG_INF;
         const float p = is_neg_inf(s) ? 0.0 : exp_acc(s - m_new);
         lsum += p;
         vec4 lo, hi;
@@ -211,18 +239,34 @@ void main() {
     }
     barrier();  // before the next chunk overwrites red and sp
   }
-  // The slots' sums: slot s's dims at red[s D ..], its softmax sum at sp[s].
-  if (in_use) {
-    [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-      red[slot * D + 8u * lane + e] = acc0[e];
-      red[slot * D + 8u * lane + 4u + e] = acc1[e];
+  // The slots' sums: group g's dims at red[g D ..], its softmax sum at sp[g],
+  // a group being a slot, or with shuf a subgroup's slots, summed first by
+  // shuffles between their lanes of the same place.
+  uint groups = P, g = slot;
+  bool writes = in_use;
+#ifdef SCORE_LANES
+  if (shuf) {  // uniform
+    for (uint x = L; x < gl_SubgroupSize; x <<= 1u) {
+      acc0 += vec4(subgroupShuffleXor(acc0, x));
+      acc1 += vec4(subgroupShuffleXor(acc1, x));
+      lsum += subgroupShuffleXor(lsum, x);
     }
-    if (lane == 0u) sp[slot] = lsum;
+    groups = WG / gl_SubgroupSize;
+    g = i / gl_SubgroupSize;
+    writes = i % gl_SubgroupSize < L;
+  }
+#endif
+  if (writes) {
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+      red[g * D + 8u * lane + e] = acc0[e];
+      red[g * D + 8u * lane + 4u + e] = acc1[e];
+    }
+    if (lane == 0u) sp[g] = lsum;
   }
   barrier();
   float out0 = 0.0, l = 0.0;
   if (i < D) {
-    for (uint s = 0u; s < P; ++s) {
+    for (uint s = 0u; s < groups; ++s) {
       out0 += red[s * D + i];
       l += sp[s];
     }
