@@ -133,7 +133,7 @@ TEST(VkMatvecPlan, SwigluBlocksRunBothProductsFourQ4_0RowsOrTwoKQuantRows) {
 // Q6_K direct products of one column (plain, norm-block and epilogue modules
 // alike) load their activation blocks with the weights (spec constant 9);
 // other types, more columns and the staged kernel keep their constants.
-TEST(VkMatvecPlan, EarlyActivationLoadsForQ6_KDirectRowsOnly) {
+TEST(VkMatvecPlan, EarlyActivationLoadsForQ6_KAndQ4_0DirectRowsOnly) {
   for (const uint32_t type : {kQ4_0, kQ4_K, kQ6_K}) {
     SCOPED_TRACE(type);
     const pi_node n = product(type, 4096, 4096, 0);
@@ -143,8 +143,9 @@ TEST(VkMatvecPlan, EarlyActivationLoadsForQ6_KDirectRowsOnly) {
     for (OpPlan* p : {&plain, &norm, &rope}) {
       const uint32_t n_spec = p->n_spec;
       plan_matvec_early_acts(n, p);
-      EXPECT_EQ(p->spec[9], type == kQ6_K ? 1u : 0u);
-      EXPECT_EQ(p->n_spec, type == kQ6_K ? 10u : n_spec);
+      const bool early = type == kQ6_K || type == kQ4_0;
+      EXPECT_EQ(p->spec[9], early ? 1u : 0u);
+      EXPECT_EQ(p->n_spec, early ? 10u : n_spec);
     }
   }
   for (const auto& [n, codes] : {std::pair{product(kQ6_K, 4096, 4096, 0), false},

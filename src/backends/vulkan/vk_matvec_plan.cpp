@@ -301,15 +301,17 @@ void plan_matvec_swiglu_tail(const pi_node& gate, OpPlan* p) {
   p->groups *= 2;
 }
 
-// Q6_K rows only: on the H200 (session 39, GPU span of a decode step, two
-// rounds, one call) llama-1b Q4_K_M 1,018 us against 1,024-1,025 (its Q6_K
-// down product 14.04 -> 13.51 us, the output projection 31.89 -> 30.23),
-// llama-8b Q4_K_M level (3,446-3,447 against 3,442-3,444), llama-1b and 8b
-// Q4_0 (a Q6_K output projection) level. Q4_K rows gained nothing. One
-// column only: each further column's early blocks hold 12 more registers
-// (not measured).
+// Q6_K rows: on the H200 (session 39, GPU span of a decode step, two rounds,
+// one call) llama-1b Q4_K_M 1,018 us against 1,024-1,025 (its Q6_K down
+// product 14.04 -> 13.51 us, the output projection 31.89 -> 30.23), llama-8b
+// Q4_K_M level (3,446-3,447 against 3,442-3,444), llama-1b and 8b Q4_0 (a
+// Q6_K output projection) level. Q4_0 rows (session 40, two rounds, one call):
+// llama-8b Q4_0 2,425 us against 2,452-2,454, llama-1b Q4_0 787 against 788.
+// Q4_K rows gained nothing. One column only: each further column's early
+// blocks hold 12 more registers (not measured).
 void plan_matvec_early_acts(const pi_node& n, OpPlan* p) {
-  if (std::strncmp(p->shader, "mul_mat_vec_direct", 18) != 0 || n.src[0].type != kQ6_K ||
+  const uint32_t type = n.src[0].type;
+  if (std::strncmp(p->shader, "mul_mat_vec_direct", 18) != 0 || (type != kQ6_K && type != kQ4_0) ||
       n.dst.ne[1] != 1)
     return;
   p->spec[9] = 1;

@@ -80,7 +80,7 @@ void plan_matvec_norm_scale(float eps, OpPlan* p);
 
 // A direct product's activation blocks loaded with its weights (spec constant
 // 9, mul_mat_vec_direct.comp's EARLY) where that was measured faster: Q6_K
-// rows of one column.
+// and Q4_0 rows of one column.
 void plan_matvec_early_acts(const pi_node& n, OpPlan* p);
 
 // Turns the direct kernel's plan *p (plan_matvec_codes, where matvec_direct

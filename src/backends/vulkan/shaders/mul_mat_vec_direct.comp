@@ -21,7 +21,7 @@
 // (unit_dot_q8.glsl). Where the staged kernel
 // (mul_mat_vec_staged.comp) takes the row in segments, each through shared
 // memory and two barriers, here a pass has all its bytes in flight at once
-// and no barrier. With EARLY (Q6_K rows: vk_matvec_plan.cpp's
+// and no barrier. With EARLY (Q6_K and Q4_0 rows: vk_matvec_plan.cpp's
 // plan_matvec_early_acts) the activation blocks' loads are issued with the
 // weights', before any is used, not after them. Layouts as
 // include/polyinfer/quant_blocks.hpp.
