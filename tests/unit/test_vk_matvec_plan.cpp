@@ -130,8 +130,8 @@ TEST(VkMatvecPlan, SwigluBlocksRunBothProductsFourQ4_0RowsOrTwoKQuantRows) {
   }
 }
 
-// Q6_K direct products of one column (plain, norm-block and epilogue modules
-// alike) load their activation blocks with the weights (spec constant 9);
+// Q6_K and Q4_0 direct products of one column (plain, norm-block and epilogue
+// modules alike) load their activation blocks with the weights (spec constant 9);
 // other types, more columns and the staged kernel keep their constants.
 TEST(VkMatvecPlan, EarlyActivationLoadsForQ6_KAndQ4_0DirectRowsOnly) {
   for (const uint32_t type : {kQ4_0, kQ4_K, kQ6_K}) {

@@ -12,10 +12,12 @@
 //     that the chunk's K and V are in flight together, where flash_attn.comp
 //     reads K, waits on barriers, then reads V);
 //  2. it dots its 8 dims of q with its K pieces; barrier; C invocations add
-//     a position's L partial dots into its score;
+//     a position's L partial dots into its score (SCORE_LANES, below: the L
+//     lanes add them by shuffles, with no barrier);
 //  3. online softmax over the chunk (running max m, each slot its own sum);
 //  4. P·V: its 8 output dims from its R V pieces.
-// Then the slots' sums are added through shared memory. A long cache is split
+// Then the slots' sums are added through shared memory (SCORE_LANES: a
+// subgroup's slots by shuffles first). A long cache is split
 // (flash-decoding): the host gives each (token, head) SPLITS workgroups (p_u(1)),
 // of which the first ceil(n_kv / 128) or so take consecutive runs of whole chunks;
 // each writes its running max, sum and unnormalized output to a scratch region
