@@ -3,14 +3,17 @@
 // products over the MUL's output, SWIGLU(gate, up) and the down product over
 // SWIGLU's output. The Vulkan backend runs gate, up and SWIGLU as one
 // dispatch that writes the down product's codes 32 rows at a time, for at
-// most 8,192 rows (vk_fusion.hpp's Unit::swiglu); with prequant_min_k=0
+// most 8,192 Q4_0 rows and any number of K-quant rows (vk_fusion.hpp's
+// Unit::swiglu); with prequant_min_k=0
 // (test_conformance_vulkan_sync) after an O product whose workgroups made the
 // norm's codes (Unit::norm), so that gate and up also scale their sums by the
 // norm. CUDA folds the norm as its NormFold cases say.
-// Rows of 2,048 (gate and up of 512 or 8,192 rows: the fold's limit) for
-// Q4_0, Q4_K and Q6_K weights, and Q4_0 gate and up of 8,224 rows, past the
-// limit (SWIGLU's own dispatch). SWIGLU scaled by 1.05 in the Vulkan fold
-// failed the five folded cases. Every node's output is compared
+// Rows of 2,048 (gate and up of 512 or 8,192 rows: Q4_0's limit) for
+// Q4_0, Q4_K and Q6_K weights; Q4_0 gate and up of 8,224 rows, past its limit
+// (SWIGLU's own dispatch); Q4_K and Q6_K gate and up of 8,448 rows (whole
+// K-quant blocks for the down product), folded four rows per workgroup.
+// SWIGLU scaled by 1.05 in the Vulkan fold failed the seven folded cases.
+// Every node's output is compared
 //   * with the same backend opened with `fusion=0`: the folded kernels sum in
 //     another order, a few float32 roundings: 1e-4 of the tensor's largest
 //     magnitude for the nodes before the products; the products' 8-bit
@@ -135,7 +138,8 @@ INSTANTIATE_TEST_SUITE_P(
     Rows, SwigluFold,
     ::testing::Values(Ffn{2048, 512, GgmlType::Q4_0}, Ffn{2048, 8192, GgmlType::Q4_0},
                       Ffn{2048, 8192, GgmlType::Q4_K}, Ffn{2048, 8192, GgmlType::Q6_K},
-                      Ffn{2048, 512, GgmlType::Q4_K}, Ffn{256, 8224, GgmlType::Q4_0}),
+                      Ffn{2048, 512, GgmlType::Q4_K}, Ffn{256, 8224, GgmlType::Q4_0},
+                      Ffn{256, 8448, GgmlType::Q4_K}, Ffn{512, 8448, GgmlType::Q6_K}),
     [](const auto& info) { return ffn_name(info.param); });
 
 }  // namespace

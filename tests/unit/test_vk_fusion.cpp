@@ -574,24 +574,26 @@ TEST(VkFusion, GateAndUpMakeSwiglusCodesByBlocks) {
   EXPECT_EQ(plan(g, block_features())[0].swiglu, 2u);
 }
 
-// The feed-forward with `rows` rows in gate and up (outputs 1 MiB apart).
-std::vector<pi_node> wide_ffn_nodes(int64_t rows) {
+// The feed-forward with `rows` rows in gate and up (outputs 1 MiB apart) of
+// `type`.
+std::vector<pi_node> wide_ffn_nodes(int64_t rows, uint32_t type = kQ4_0) {
   const pi_tensor x = slot(2, {kEmbd});
   const pi_tensor gate = tensor(kF32, test_graph::kArena, 1 << 20, {rows}),
                   up = tensor(kF32, test_graph::kArena, 2 << 20, {rows}),
                   act = tensor(kF32, test_graph::kArena, 3 << 20, {rows});
   std::vector<pi_node> g = ffn_nodes();
-  g[0] = node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 4096, {kEmbd, rows}), x}, gate);
-  g[1] = node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 1 << 24, {kEmbd, rows}), x}, up);
+  g[0] = node(PI_OP_MUL_MAT, {tensor(type, kWeights, 4096, {kEmbd, rows}), x}, gate);
+  g[1] = node(PI_OP_MUL_MAT, {tensor(type, kWeights, 1 << 24, {kEmbd, rows}), x}, up);
   g[2] = node(PI_OP_SWIGLU, {gate, up}, act);
   g[3] =
       node(PI_OP_MUL_MAT, {tensor(kQ4_0, kWeights, 1 << 25, {rows, kEmbd}), act}, slot(6, {kEmbd}));
   return g;
 }
 
-// No fold without the memory model, past 8,192 rows, with an up product of
-// another type or over other activations, SWIGLU's inputs swapped, or a down
-// product with float activations (Q8_0): SWIGLU's own dispatch quantizes.
+// No fold without the memory model, past 8,192 Q4_0 rows (K-quant rows fold
+// at any count), with an up product of another type or over other
+// activations, SWIGLU's inputs swapped, or a down product with float
+// activations (Q8_0): SWIGLU's own dispatch quantizes.
 TEST(VkFusion, SwigluBlocksNeedAlikeProductsAndACodesReader) {
   const Features f = block_features();
   const auto folds = [&](const std::vector<pi_node>& g) { return plan(g, f)[0].swiglu != 0; };
@@ -601,6 +603,7 @@ TEST(VkFusion, SwigluBlocksNeedAlikeProductsAndACodesReader) {
   EXPECT_EQ(plan(ffn_nodes(), no_model)[0].swiglu, 0u);
   EXPECT_TRUE(folds(wide_ffn_nodes(8192)));
   EXPECT_FALSE(folds(wide_ffn_nodes(8224)));
+  EXPECT_TRUE(folds(wide_ffn_nodes(14336, kQ4_K)));
   std::vector<pi_node> g = ffn_nodes();
   g[1] = mul_mat(kQ4_K, 131072, 512, slot(2, {kEmbd}), 4);
   EXPECT_FALSE(folds(g));

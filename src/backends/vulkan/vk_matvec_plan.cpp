@@ -287,17 +287,23 @@ bool matvec_direct_alike(const pi_node& a, const pi_node& b) {
 }
 
 bool matvec_direct_swiglu(const pi_node& gate, const Features& features) {
-  return matvec_direct_norm(gate, features) && gate.dst.ne[0] <= 8192;
+  return matvec_direct_norm(gate, features) &&
+         (gate.src[0].type != kQ4_0 || gate.dst.ne[0] <= 8192);
 }
 
-// K-quant rows two per workgroup: on the H200 (session 36, GPU span of a
-// step) llama-1b Q4_K_M 1,026 us against 1,092 with one row, llama-8b
-// Q4_K_M 3,667 against 3,891 (session 37: four, 1,045 against 1,025 on
-// llama-1b). Q4_0 rows four: llama-1b Q4_0 842-846 us against 860-864
-// with two, 870 with eight (session 37, two calls, two rounds each).
+// K-quant rows two per workgroup up to 8,192 rows, four past them: on the
+// H200 (session 36, GPU span of a step) llama-1b Q4_K_M 1,026 us against
+// 1,092 with one row, llama-8b Q4_K_M 3,667 against 3,891 (session 37:
+// four, 1,045 against 1,025 on llama-1b; session 42, two rounds: llama-1b
+// Q4_K_M 860 against 854 with two); llama-8b Q4_K_M's 14,336 rows (session
+// 42, two calls, two rounds each) 2,860-2,869 us with four against
+// 2,885-2,900 unfolded, 3,027 with two, 3,244 with one, 2,993 with eight.
+// Q4_0 rows four: llama-1b Q4_0 842-846 us against 860-864 with two, 870
+// with eight (session 37, two calls, two rounds each).
 void plan_matvec_swiglu_tail(const pi_node& gate, OpPlan* p) {
   p->shader = "mul_mat_vec_direct_swiglu";
-  direct_rows(gate, gate.src[0].type == kQ4_0 ? 4 : 2, p);
+  const uint32_t kq = gate.dst.ne[0] > 8192 ? 4 : 2;
+  direct_rows(gate, gate.src[0].type == kQ4_0 ? 4 : kq, p);
   p->groups *= 2;
 }
 

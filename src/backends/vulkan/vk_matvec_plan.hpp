@@ -44,14 +44,18 @@ bool matvec_direct_norm(const pi_node& n, const Features& features);
 
 // Whether the gate product `gate` may run with the up product and SWIGLU
 // after it in one dispatch (vk_fusion.hpp's Unit::swiglu), as
-// matvec_direct_norm, for at most 8,192 rows. The fold saves a barrier stage
-// per layer, but its dispatch streams the weights more slowly than the two
-// products do, more so the larger they are. On the H200 (session 36, GPU span
-// of a decode step, two calls) llama-1b's 8,192 rows: Q4_K_M 1,026 and 1,042
-// us against 1,078 and 1,094 unfolded (the second call with a copy of the
-// loop per weight slot), Q4_0 862 and 874 against 875 and 883;
-// llama-8b's 14,336 rows: Q4_K_M 3,667 and 3,770 against 3,476 and 3,499,
-// Q4_0 2,734 and 2,747 against 2,642 and 2,653.
+// matvec_direct_norm, for K-quant rows and at most 8,192 Q4_0 rows. The fold
+// saves a barrier stage per layer, but its dispatch streams the weights more
+// slowly than the two products do, more so the larger they are. On the H200
+// (session 36, GPU span of a decode step, two calls) llama-1b's 8,192 rows:
+// Q4_K_M 1,026 and 1,042 us against 1,078 and 1,094 unfolded (the second
+// call with a copy of the loop per weight slot), Q4_0 862 and 874 against
+// 875 and 883; llama-8b's 14,336 rows: Q4_K_M 3,667 and 3,770 against 3,476
+// and 3,499, Q4_0 2,734 and 2,747 against 2,642 and 2,653. Session 42 (one
+// call, two rounds, after session 39's branch-free scales): llama-8b Q4_K_M
+// 2,868 us folded with four rows per workgroup against 2,899 unfolded (tg128
+// 337.7 against 334.3, -r 5, another call), llama-8b Q4_0 2,468 against 2,424
+// (eight rows 2,491, two 2,519).
 bool matvec_direct_swiglu(const pi_node& gate, const Features& features);
 
 // Whether products a and b (both where matvec_direct holds) get the same
@@ -69,7 +73,7 @@ void plan_matvec_norm_tail(const pi_node& n, OpPlan* p);
 // mul_mat_vec_direct_swiglu's, which also runs the up product alike
 // (matvec_direct_alike), its workgroups alternating with the gate's, and
 // SWIGLU over both (vk_fusion.hpp's Unit::swiglu; shaders/swiglu_blocks.glsl),
-// Q4_0 rows four per workgroup, K-quant rows two.
+// Q4_0 rows four per workgroup, K-quant rows two (four past 8,192 rows).
 void plan_matvec_swiglu_tail(const pi_node& gate, OpPlan* p);
 
 // Makes a plan that reads codes (plan_matvec_codes; after
