@@ -82,6 +82,24 @@ TEST(VkMatvecPlan, DirectForQ4_0Q4_KQ6_KThatReadCodes) {
   }
 }
 
+// Q4_K rows four per workgroup in one-column products of 4,096 to 8,192 rows
+// (llama-8b's Q), whose ROPE pairs then lie in one workgroup; one elsewhere
+// (llama-1b's Q, K and V, the output projections, several columns).
+TEST(VkMatvecPlan, DirectQ4_KRowsFourInOneColumnProductsOf4096To8192Rows) {
+  for (const int64_t n : {4096, 4099, 8192}) {
+    const pi_node p = product(kQ4_K, 4096, n, 0);
+    EXPECT_EQ(plan(p, true).spec[4], 4u) << n;
+    EXPECT_TRUE(matvec_direct_pairs(p)) << n;
+  }
+  for (const int64_t n : {1024, 2048, 8448, 32000}) {
+    const pi_node p = product(kQ4_K, 4096, n, 0);
+    EXPECT_EQ(plan(p, true).spec[4], 1u) << n;
+    EXPECT_FALSE(matvec_direct_pairs(p)) << n;
+  }
+  EXPECT_EQ(plan(product(kQ4_K, 4096, 4096, 0, 0, 2), true).spec[4], 1u);  // two columns
+  EXPECT_EQ(plan(product(kQ6_K, 4096, 4096, 0), true).spec[4], 1u);
+}
+
 // A product's weight type and rows, and the rows per workgroup wanted.
 struct Rows {
   uint32_t type;

@@ -149,10 +149,24 @@ bool direct_format(const pi_node& n, bool codes) {
   return codes && aligned && d.ne[2] == 1 && d.ne[3] == 1;
 }
 
+// Rows per workgroup of the plain direct kernel for product n: 2 of Q4_0 (4
+// in one-column products of at least 8,192 rows), 4 of Q4_K in one-column
+// products of 4,096 to 8,192 rows (llama-8b's Q), else 1 of Q4_K or Q6_K.
+// Four Q4_K rows: on the H200 (session 42, GPU span of a decode step, three
+// calls) llama-8b Q4_K_M 2,822-2,824 us against 2,866-2,868 with one, 2,887
+// with two and 3,069 with eight; four for K and V too (1,024 rows) 3,104, for
+// the output projections (32,000 and 128,256 rows) level on llama-8b and 858
+// against 854 on llama-1b Q4_K_M, for llama-1b's Q (2,048 rows, with its
+// output projection) 1,018 against 853.
+uint32_t direct_rows_for(const pi_node& n) {
+  const pi_tensor &w = n.src[0], &d = n.dst;
+  if (w.type == kQ4_0) return d.ne[0] >= 8192 && d.ne[1] == 1 ? 4 : 2;
+  return w.type == kQ4_K && d.ne[1] == 1 && d.ne[0] >= 4096 && d.ne[0] <= 8192 ? 4 : 1;
+}
+
 // One item per invocation and pass, workgroups of the row's items within
-// 32..64, 2 rows of Q4_0 (4 in one-column products of at least 8,192 rows)
-// and 1 of Q4_K or Q6_K per workgroup (the norm and SWIGLU modules may take
-// more: plan_matvec_norm_tail, plan_matvec_swiglu_tail). Four Q4_0 rows: on
+// 32..64, rows per workgroup as direct_rows_for says (the norm and SWIGLU
+// modules may take more: plan_matvec_norm_tail, plan_matvec_swiglu_tail). Four Q4_0 rows: on
 // the H200 (session 37, GPU span of a decode step, two rounds) llama-8b
 // Q4_0's gate and up made it 2,628 us against 2,644-2,645 with two. On the H200
 // (session 17, tg128, two rounds; BENCHMARKS.md) llama-8b Q4_0 251.9 / 243.8 tok/s against 241.6 /
@@ -168,7 +182,7 @@ void plan_direct(const pi_node& n, const Features& feat, OpPlan* p) {
   const bool qk = w.type != kQ4_0;  // two units per item
   const uint64_t items = static_cast<uint64_t>(w.ne[0]) / (qk ? 64 : 32);
   const uint32_t wg = static_cast<uint32_t>(std::clamp<uint64_t>(std::bit_ceil(items), 32, 64));
-  const uint32_t rows = qk ? 1 : d.ne[0] >= 8192 && d.ne[1] == 1 ? 4 : 2;  // matvec_direct_pairs
+  const uint32_t rows = direct_rows_for(n);
   const uint32_t pieces = w.type == kQ4_K && (w.offset | w.nb[1]) % 16 == 0 ? 1 : 0;
   const uint64_t groups = (static_cast<uint64_t>(d.ne[0]) + rows - 1) / rows;
   *p = {subgroup_reduce(feat, wg) ? "mul_mat_vec_direct_subgroup" : "mul_mat_vec_direct",
@@ -254,7 +268,7 @@ bool matvec_direct(const pi_node& n, bool codes) {
 }
 
 bool matvec_direct_pairs(const pi_node& n) {
-  return n.src[0].type == kQ4_0;  // plan_direct's rows
+  return direct_rows_for(n) % 2 == 0;
 }
 
 void plan_matvec_epilogue(bool rope, int cache_type, OpPlan* p) {

@@ -25,9 +25,10 @@ void plan_matvec_codes(const pi_node& n, const Features& features, bool codes, O
 bool matvec_direct(const pi_node& n, bool codes);
 
 // Whether the direct kernel's plain modules take node n's rows two or four
-// per workgroup (Q4_0), so that a ROPE pair, two consecutive rows, lies in one
-// workgroup; else one (K-quants), and a folded ROPE pairs its rows through a
-// word per pair.
+// per workgroup (Q4_0; Q4_K in one-column products of 4,096 to 8,192 rows),
+// so that a ROPE pair, two consecutive rows, lies in one workgroup; else one
+// (other K-quant products), and a folded ROPE pairs its rows through a word
+// per pair.
 bool matvec_direct_pairs(const pi_node& n);
 
 // Whether the direct kernel may also do the residual ADD after node n and
