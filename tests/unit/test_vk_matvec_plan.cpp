@@ -136,7 +136,7 @@ TEST(VkMatvecPlan, NormBlocksTakeTwoKQuantRowsFromFourThousandRows) {
 // The gate-and-up module (Unit::swiglu): Q4_0 rows four per workgroup,
 // K-quant rows two (four past 8,192 rows), twice the workgroups (gate and up
 // alternating).
-TEST(VkMatvecPlan, SwigluBlocksRunBothProductsFourQ4_0RowsOrTwoKQuantRows) {
+TEST(VkMatvecPlan, SwigluBlocksRunBothProductsFourQ4_0RowsOrTwoToFourKQuantRows) {
   for (const Rows w : {Rows{kQ4_0, 8192, 4}, Rows{kQ4_0, 544, 4}, Rows{kQ4_K, 8192, 2},
                        Rows{kQ6_K, 544, 2}, Rows{kQ4_K, 14336, 4}, Rows{kQ6_K, 8224, 4}}) {
     SCOPED_TRACE(testing::Message() << w.type << " " << w.n);

@@ -316,8 +316,7 @@ bool matvec_direct_swiglu(const pi_node& gate, const Features& features) {
 // with eight (session 37, two calls, two rounds each).
 void plan_matvec_swiglu_tail(const pi_node& gate, OpPlan* p) {
   p->shader = "mul_mat_vec_direct_swiglu";
-  const uint32_t kq = gate.dst.ne[0] > 8192 ? 4 : 2;
-  direct_rows(gate, gate.src[0].type == kQ4_0 ? 4 : kq, p);
+  direct_rows(gate, gate.src[0].type == kQ4_0 || gate.dst.ne[0] > 8192 ? 4 : 2, p);
   p->groups *= 2;
 }
 
