@@ -166,6 +166,33 @@ TEST_F(StreamContract, OverlappingWritesThenRead) {
   for (uint64_t i = 0; i < kBytes; ++i) ASSERT_EQ(got[i], want[i]) << "byte " << i;
 }
 
+// Small writes into a buffer that is freed before any graph, read or sync:
+// a backend that holds writes back (Vulkan queues them with the next
+// submission) must queue or drop them before the buffer goes away, not copy
+// into freed memory later (the validation layer flags that on Vulkan). The
+// large buffer takes a memory block of its own on Vulkan (past half of a
+// 256 MiB block). Another buffer's writes around the free still land.
+TEST_F(StreamContract, WritesThenFreeBeforeAnySync) {
+  BackendDevice& dev = backend().device();
+  Rng rng(case_seed("STREAM/writes_then_free"));
+  constexpr uint64_t kBig = 129ull << 20, kN = 1000;
+  std::vector<uint8_t> want(kN), piece(kN);
+  for (uint8_t& b : want) b = static_cast<uint8_t>(rng());
+  DeviceBuffer kept = DeviceBuffer::allocate(dev, kN);
+  kept.write(0, want.data(), kN);
+  for (uint64_t at : {uint64_t{0}, kBig / 2 + 3, kBig - kN}) {
+    DeviceBuffer big = DeviceBuffer::allocate(dev, kBig);
+    for (uint8_t& b : piece) b = static_cast<uint8_t>(rng());
+    big.write(at, piece.data(), kN);
+    big = DeviceBuffer();  // freed with its write still held
+    for (uint64_t i = 0; i < kN; i += 7) want[i] = static_cast<uint8_t>(rng());
+    kept.write(0, want.data(), kN);
+  }
+  std::vector<uint8_t> got(kN, 0);
+  kept.read(0, got.data(), kN);
+  for (uint64_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], want[i]) << "byte " << i;
+}
+
 // Host memory the backend wraps (buffer_wrap_host: page-locked on CUDA,
 // imported on Vulkan, zero-copy on the CPU): writes from it of 1 MiB and more
 // and reads into it may run by DMA straight from and to it (CUDA, Vulkan), at

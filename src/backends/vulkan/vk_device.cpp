@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 
 #include "backends/vulkan/vk_check.hpp"
 #include "backends/vulkan/vk_graph.hpp"
 #include "backends/vulkan/vk_shaders.hpp"
+#include "backends/vulkan/vk_stream.hpp"
 
 pi_device_s::pi_device_s(VkPhysicalDevice pd, VkDevice dev, uint32_t family)
     : physical(pd), device(dev), queue_family(family) {
@@ -93,6 +95,15 @@ pi_device_s::~pi_device_s() {
 }
 
 void pi_device_s::drop_recordings() {
+  for (pi_stream_s* s : streams) {
+    // A submit that fails (a lost device) has released its batch; the
+    // buffer goes away regardless, and the error is the device's last.
+    try {
+      s->flush_batch();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
   vkQueueWaitIdle(queue);
   graphs.clear();
 }

@@ -38,8 +38,9 @@ struct pi_device_s {
   ~pi_device_s();
 
   VkPipeline pipeline(const polyinfer::vk::PipelineKey& key);  // throws VkError
-  // Waits for the queue to drain and drops every recorded graph (their
-  // descriptors name buffers that are about to go away).
+  // Queues the streams' held writes, waits for the queue to drain and drops
+  // every recorded graph (their descriptors name buffers that are about to
+  // go away, which the held writes may copy into).
   void drop_recordings();
 
   VkPhysicalDevice physical;
@@ -74,6 +75,9 @@ struct pi_device_s {
   // buffer_free calls so far: a kept plan names its buffers by handle, and a
   // freed handle may come back for another allocation (vk_plan_reuse.hpp).
   std::atomic<uint64_t> buffers_freed{0};
+  // The open streams: their held writes go to the queue before a buffer is
+  // freed (drop_recordings).
+  std::vector<pi_stream_s*> streams;
   std::string error;
 };
 

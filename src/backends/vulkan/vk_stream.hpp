@@ -38,6 +38,9 @@ struct pi_stream_s {
   // False when nothing is prepared.
   bool submit_prepared();
   void sync();
+  // Queues the writes held in the batch (pi_device_s::drop_recordings: before
+  // a buffer they copy into goes away).
+  void flush_batch();
 
   pi_device dev;
 
@@ -82,7 +85,6 @@ struct pi_stream_s {
   void order_in_batch(Batch& b, VkBuffer buffer, uint64_t offset, uint64_t size, bool whole_batch);
   // The batch's copies and staging moved into p, to run first in its submission.
   void take_batch(Pending& p);
-  void flush_batch();
   // A read's wait: polls, then sleeps (pi_device_s::poll_fences).
   void wait_fence(VkFence f);
   // One copy queued after everything before it on the stream (after the
