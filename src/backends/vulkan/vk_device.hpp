@@ -60,6 +60,14 @@ struct pi_device_s {
   // integrated GPU shares the CPU's power budget). The device option poll=0|1
   // overrides it.
   bool poll_fences = false;
+  // Recordings keep their parameter words (and a small scratch, whose
+  // counters the host zeroes) in device-local memory that the host writes
+  // through its mapping (Allocator::create_device_host_buffer), where the
+  // device has such memory: a decode step's graph then starts without
+  // copying them over the bus and filling the counters behind a barrier
+  // (13.6-15 us of every step on the H200, 4.5 us without). The device
+  // option direct_params=0 (or POLYINFER_VULKAN_DIRECT_PARAMS=0) copies them.
+  bool direct_params = true;
   // buffer_wrap_host (VK_EXT_external_memory_host, enabled where the device
   // has it) and the host ranges wrapped so far, which buffer_write and
   // buffer_read copy to and from by DMA.

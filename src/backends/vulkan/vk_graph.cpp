@@ -1,6 +1,7 @@
 #include "backends/vulkan/vk_graph.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "backends/vulkan/vk_check.hpp"
 
@@ -8,6 +9,10 @@ namespace polyinfer::vk {
 namespace {
 
 constexpr size_t kMaxRecorded = 256;
+// A plan's scratch up to this size lies in host-mapped device memory with
+// the parameter words (a decode step's: codes and counters, tens of KiB); a
+// prompt's larger one stays in device memory.
+constexpr uint64_t kMaxMappedScratch = 4ull << 20;
 
 void compute_barrier(VkCommandBuffer cmd) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -18,10 +23,17 @@ void compute_barrier(VkCommandBuffer cmd) {
 }
 
 // A slot's descriptor; a scratch region (no buffer in the plan) lies in this
-// recording's scratch allocation.
-VkDescriptorBufferInfo buffer_info(const Binding& b, const Allocation& scratch) {
+// recording's scratch (Recording::scratch_buffer).
+VkDescriptorBufferInfo buffer_info(const Binding& b, const Recording& r) {
   if (b.buffer != VK_NULL_HANDLE) return {b.buffer, b.desc_offset, b.range};
-  return {scratch.block->buffer, scratch.offset + b.desc_offset, b.range};
+  return {r.scratch_buffer(), r.scratch_base() + b.desc_offset, b.range};
+}
+
+// The plan's zeroed words when the host can zero them: one range from the
+// scratch's start (vk_graph_plan.cpp's reserve_zeroed), else 0.
+uint64_t host_zeroed_bytes(const GraphPlan& plan) {
+  if (plan.zeroed.size() != 1 || plan.zeroed[0].first != 0) return 0;
+  return plan.zeroed[0].second;
 }
 
 // The span's pool, reset by the command buffer itself, and its first
@@ -49,6 +61,19 @@ Recording::~Recording() {
   if (scratch.block) dev->allocator->release(scratch);
 }
 
+VkBuffer Recording::scratch_buffer() const {
+  return mapped_scratch > 0 ? params.buffer : scratch.block->buffer;
+}
+
+uint64_t Recording::scratch_base() const {
+  return mapped_scratch > 0 ? mapped_scratch : scratch.offset;
+}
+
+void Recording::zero_words() {
+  if (zero_bytes > 0)
+    std::memset(static_cast<uint8_t*>(params.mapped) + mapped_scratch, 0, zero_bytes);
+}
+
 Recording* RecordedGraph::idle() const {
   for (const auto& r : recordings)
     if (r->in_flight == 0) return r.get();
@@ -60,11 +85,28 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
   Recording& r = *rec;
   const uint32_t nn = std::max<uint32_t>(static_cast<uint32_t>(plan.dispatches.size()), 1);
   const uint64_t param_bytes = uint64_t{nn} * kParamWords * 4;
-  // Written by the host only: write-combined memory will do.
-  r.params =
-      dev->allocator->create_host_buffer(param_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, false);
-  r.params_dev = dev->allocator->allocate(param_bytes);
-  if (plan.scratch_bytes > 0) r.scratch = dev->allocator->allocate(plan.scratch_bytes);
+  // Written by the host only: write-combined memory will do. Host-mapped
+  // device memory also takes a small scratch after the parameters (at a
+  // multiple of 512 bytes: every storage offset alignment), its zeroed words
+  // zeroed by the host.
+  const bool scratch_mapped = plan.scratch_bytes <= kMaxMappedScratch;
+  if (dev->direct_params) {
+    r.params = dev->allocator->create_device_host_buffer(
+        param_bytes + (scratch_mapped ? plan.scratch_bytes : 0),
+        VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+            VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+    if (r.params.buffer != VK_NULL_HANDLE && scratch_mapped) {
+      r.mapped_scratch = param_bytes;
+      r.zero_bytes = host_zeroed_bytes(plan);
+    }
+  }
+  if (r.params.buffer == VK_NULL_HANDLE) {
+    r.params =
+        dev->allocator->create_host_buffer(param_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, false);
+    r.params_dev = dev->allocator->allocate(param_bytes);
+  }
+  if (plan.scratch_bytes > 0 && r.mapped_scratch == 0)
+    r.scratch = dev->allocator->allocate(plan.scratch_bytes);
   const VkDescriptorPoolSize ps[2] = {{VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, nn},
                                       {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nn * kParamTensors}};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -98,17 +140,26 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
   vkCmdPipelineBarrier(r.cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
                        &mb, 0, nullptr, 0, nullptr);
-  const VkBuffer pbuf = r.params_dev.block->buffer;
-  const VkBufferCopy region{0, r.params_dev.offset, param_bytes};
-  vkCmdCopyBuffer(r.cmd, r.params.buffer, pbuf, 1, &region);
-  for (const auto& [first, last] : plan.zeroed)
-    vkCmdFillBuffer(r.cmd, r.scratch.block->buffer, r.scratch.offset + first, last - first, 0);
-  VkMemoryBarrier pb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  pb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  pb.dstAccessMask =
-      VK_ACCESS_UNIFORM_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  vkCmdPipelineBarrier(r.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                       0, 1, &pb, 0, nullptr, 0, nullptr);
+  const bool copied = r.params_dev.block != nullptr;
+  const VkBuffer pbuf = copied ? r.params_dev.block->buffer : r.params.buffer;
+  const uint64_t pbase = copied ? r.params_dev.offset : 0;
+  if (copied) {
+    const VkBufferCopy region{0, pbase, param_bytes};
+    vkCmdCopyBuffer(r.cmd, r.params.buffer, pbuf, 1, &region);
+  }
+  const bool fills = r.zero_bytes == 0 && !plan.zeroed.empty();
+  if (fills) {
+    for (const auto& [first, last] : plan.zeroed)
+      vkCmdFillBuffer(r.cmd, r.scratch_buffer(), r.scratch_base() + first, last - first, 0);
+  }
+  if (copied || fills) {
+    VkMemoryBarrier pb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    pb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    pb.dstAccessMask =
+        VK_ACCESS_UNIFORM_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    vkCmdPipelineBarrier(r.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &pb, 0, nullptr, 0, nullptr);
+  }
   if (dev->profile_nodes) {
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -121,9 +172,8 @@ Recording* RecordedGraph::record(pi_device dev, const GraphPlan& plan) {
   for (uint32_t i = 0; i < plan.dispatches.size(); ++i) {
     const DispatchPlan& np = plan.dispatches[i];
     VkDescriptorBufferInfo infos[kParamTensors];
-    for (uint32_t s = 0; s < kParamTensors; ++s) infos[s] = buffer_info(np.slots[s], r.scratch);
-    VkDescriptorBufferInfo pinfo{pbuf, r.params_dev.offset + uint64_t{i} * kParamWords * 4,
-                                 kParamWords * 4};
+    for (uint32_t s = 0; s < kParamTensors; ++s) infos[s] = buffer_info(np.slots[s], r);
+    VkDescriptorBufferInfo pinfo{pbuf, pbase + uint64_t{i} * kParamWords * 4, kParamWords * 4};
     // Binding 0 the parameters, 1 the sources, 2 the destination, 3 the further ones.
     const uint32_t counts[4] = {1, 4, 1, kParamTensors - 5};
     const VkDescriptorBufferInfo* firsts[4] = {&pinfo, infos, &infos[4], &infos[5]};

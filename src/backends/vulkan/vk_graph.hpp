@@ -23,14 +23,25 @@ struct Recording {
   pi_device dev;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkDescriptorPool pool = VK_NULL_HANDLE;
-  // kParamWords per node: written by the host (params), copied by the
-  // recording's first command into device-local memory (params_dev), which the
-  // shaders read. Read straight from host-visible memory they cost every
-  // workgroup a trip over the bus (system memory on a discrete GPU).
+  // kParamWords per node, written by the host (params) and read by the
+  // shaders: in device-local memory the host maps where the device has it
+  // (pi_device_s::direct_params), else copied by the recording's first
+  // command from host memory into device-local memory (params_dev; null
+  // block when not). Read straight from system memory they would cost every
+  // workgroup a trip over the bus.
   Allocator::HostBuffer params;
   Allocation params_dev;
   // The plan's scratch regions (GraphPlan::scratch_bytes): 8-bit activations.
   Allocation scratch;
+  // With the parameters in host-mapped device memory, a small scratch lies
+  // after them at byte mapped_scratch (0: in `scratch`), and the host zeroes
+  // the plan's zeroed words (counters the dispatches count in; zero_bytes
+  // from the scratch's start) before each submission (zero_words), where the
+  // recording's first commands fill them, behind a barrier of their own.
+  uint64_t mapped_scratch = 0, zero_bytes = 0;
+  VkBuffer scratch_buffer() const;
+  uint64_t scratch_base() const;
+  void zero_words();
   // Profiling: timestamps 2i and 2i+1 around dispatch i (reset at the buffer's start).
   VkQueryPool queries = VK_NULL_HANDLE;
   // Profiling spans: timestamp 0 once everything queued before has finished,

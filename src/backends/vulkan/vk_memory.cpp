@@ -130,33 +130,70 @@ void Allocator::release(const Allocation& a) {
   b->free[off] = size;
 }
 
-Allocator::HostBuffer Allocator::create_host_buffer(uint64_t size, VkBufferUsageFlags usage,
-                                                    bool cached) {
-  HostBuffer h;
-  h.size = size;
-  h.cached = cached;
+VkResult Allocator::map_buffer(HostBuffer& h, VkBufferUsageFlags usage,
+                               const std::function<int(uint32_t bits)>& pick_type) {
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  bi.size = size;
+  bi.size = h.size;
   bi.usage = usage;
   check(vkCreateBuffer(dev_, &bi, nullptr, &h.buffer), "vkCreateBuffer (host)");
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(dev_, h.buffer, &req);
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
-  // Coherent spares explicit flushes.
-  const VkMemoryPropertyFlags want =
-      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  ai.memoryTypeIndex =
-      cached ? preferred_type(req.memoryTypeBits, want, VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
-             : find_type(req.memoryTypeBits, want, 0);
-  const VkResult r = vkAllocateMemory(dev_, &ai, nullptr, &h.memory);
+  int type = -1;
+  try {
+    type = pick_type(req.memoryTypeBits);
+  } catch (...) {
+    vkDestroyBuffer(dev_, h.buffer, nullptr);
+    h.buffer = VK_NULL_HANDLE;
+    throw;
+  }
+  ai.memoryTypeIndex = static_cast<uint32_t>(type);
+  const VkResult r =
+      type < 0 ? VK_ERROR_FEATURE_NOT_PRESENT : vkAllocateMemory(dev_, &ai, nullptr, &h.memory);
   if (r != VK_SUCCESS) {
     vkDestroyBuffer(dev_, h.buffer, nullptr);
-    check(r, "vkAllocateMemory (host-visible)");
+    h.buffer = VK_NULL_HANDLE;
+    return r;
   }
   check(vkBindBufferMemory(dev_, h.buffer, h.memory, 0), "vkBindBufferMemory (host)");
   check(vkMapMemory(dev_, h.memory, 0, VK_WHOLE_SIZE, 0, &h.mapped), "vkMapMemory");
+  return VK_SUCCESS;
+}
+
+Allocator::HostBuffer Allocator::create_host_buffer(uint64_t size, VkBufferUsageFlags usage,
+                                                    bool cached) {
+  HostBuffer h;
+  h.size = size;
+  h.cached = cached;
+  // Coherent spares explicit flushes.
+  const VkMemoryPropertyFlags want =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  check(map_buffer(h, usage,
+                   [&](uint32_t bits) {
+                     return static_cast<int>(
+                         cached ? preferred_type(bits, want, VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
+                                : find_type(bits, want, 0));
+                   }),
+        "vkAllocateMemory (host-visible)");
   return h;
+}
+
+Allocator::HostBuffer Allocator::create_device_host_buffer(uint64_t size,
+                                                           VkBufferUsageFlags usage) {
+  HostBuffer h;
+  h.size = size;
+  const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+                                     VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  const auto pick = [&](uint32_t bits) {
+    for (uint32_t i = 0; i < props_.memoryTypeCount; ++i) {
+      if ((bits & (1u << i)) && (props_.memoryTypes[i].propertyFlags & want) == want)
+        return static_cast<int>(i);
+    }
+    return -1;
+  };
+  return map_buffer(h, usage, pick) == VK_SUCCESS ? h : HostBuffer{};
 }
 
 void Allocator::destroy_host_buffer(HostBuffer& b) {

@@ -51,6 +51,10 @@ class Allocator {
   // where the device has it (staging the host reads back: uncached memory
   // is write-combined on discrete GPUs, and the CPU reads it a few GB/s at best).
   HostBuffer create_host_buffer(uint64_t size, VkBufferUsageFlags usage, bool cached);
+  // Device-local memory the host maps (a discrete GPU's BAR window; all of a
+  // CPU device's memory), coherent; an empty HostBuffer (buffer
+  // VK_NULL_HANDLE) where the device has no such type or no room left in it.
+  HostBuffer create_device_host_buffer(uint64_t size, VkBufferUsageFlags usage);
   void destroy_host_buffer(HostBuffer& b);
   // Of the memory types in `bits`, the first with `want` and `prefer`, else the
   // first with `want`; VkError(PI_ERR_DEVICE) when none has `want`.
@@ -58,6 +62,10 @@ class Allocator {
                           VkMemoryPropertyFlags prefer) const;
 
  private:
+  // h.size bytes of `usage`, mapped, in the memory type pick_type chooses of
+  // the buffer's allowed ones (-1: none); on failure (returned) h holds nothing.
+  VkResult map_buffer(HostBuffer& h, VkBufferUsageFlags usage,
+                      const std::function<int(uint32_t bits)>& pick_type);
   std::unique_ptr<Block> create_block(uint64_t size, bool dedicated);
   void destroy_block(Block* b);
   uint32_t find_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) const;

@@ -345,6 +345,7 @@ pi_stream_s::Pending pi_stream_s::planned(const pi_graph& g, const char** action
   else
     polyinfer::vk::write_params(g, plan, words);
   p.recording->params_epoch = reuse_.epoch();
+  p.recording->zero_words();
   if (p.recording->queries) {
     std::vector<polyinfer::vk::Profiler::Dispatch> dispatches;
     for (const auto& d : plan.dispatches)

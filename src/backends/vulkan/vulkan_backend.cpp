@@ -84,7 +84,8 @@ const char* option_value(const char* options, const char* name) {
 // "fusion=0" and "prequant=0" the fused dispatches
 // (vk_fusion.hpp), "prequant_min_k=N" sets Features::prequant_min_k;
 // "poll=0" or "poll=1" whether reads poll their fence (pi_device_s::poll_fences;
-// absent: on discrete GPUs). Other keys are for other backends.
+// absent: on discrete GPUs), "direct_params=0" copies the recordings'
+// parameter words (pi_device_s::direct_params). Other keys are for other backends.
 bool option_on(const char* options, const char* name) {
   const char* v = option_value(options, name);
   return v == nullptr || *v != '0';
@@ -179,6 +180,8 @@ pi_status device_open(int index, const char* options, pi_device* out) {
       (*out)->host_import = host_import;
       if (option_value(options, "poll") != nullptr)
         (*out)->poll_fences = option_on(options, "poll");
+      (*out)->direct_params =
+          option_or_env_on(options, "direct_params", "POLYINFER_VULKAN_DIRECT_PARAMS");
       const bool fusion = option_or_env_on(options, "fusion", "POLYINFER_VULKAN_FUSION");
       (*out)->features.fusion = fusion;
       (*out)->features.prequant =
