@@ -41,7 +41,7 @@ bool DecodeRow(const uint8_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t
   constexpr int kGroups = W::kBlock / W::kGroup;
   const int n = static_cast<int>(hn::Lanes(df));
   HWY_ALIGN uint8_t codes[W::kBlock];
-  float scale[kGroups + hn::MaxLanes(df)], min[kGroups + hn::MaxLanes(df)];
+  float scale[kGroups], min[kGroups];
   const auto offset = hn::Set(df, static_cast<float>(W::kOffset));
   for (int64_t b = 0; b < k / W::kBlock; ++b) {
     W::Unpack(src + b * sizeof(typename W::Block), codes, scale, min, 1);
