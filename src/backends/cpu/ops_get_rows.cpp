@@ -30,9 +30,9 @@ void GetRowF16(const uint16_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_
 }
 
 #if HWY_TARGET != HWY_SCALAR
-// k values (whole blocks) of a W-format row at src into dst; true.
+// k values (whole blocks) of a W-format row at src into dst.
 template <class W>
-bool DecodeRow(const uint8_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t k) {
+void DecodeRow(const uint8_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t k) {
   // At most 16 lanes: a vector never straddles two groups (kGroup >= 16).
   const hn::CappedTag<float, 16> df;
   const hn::RebindToSigned<decltype(df)> di;
@@ -54,7 +54,12 @@ bool DecodeRow(const uint8_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t
       hn::StoreU(v, df, y + e);
     }
   }
-  return true;
+}
+
+// DecodeRow<W> for the W of the formats Ws whose type is `type`; false when none is.
+template <class... Ws>
+bool DecodeRowOf(uint32_t type, const uint8_t* src, float* dst, int64_t k) {
+  return ((type == static_cast<uint32_t>(Ws::kType) && (DecodeRow<Ws>(src, dst, k), true)) || ...);
 }
 #endif
 
@@ -66,30 +71,8 @@ bool GetRowQuant(uint32_t type, const uint8_t* HWY_RESTRICT src, float* HWY_REST
   (void)type, (void)src, (void)dst, (void)k;
   return false;
 #else
-  switch (static_cast<GgmlType>(type)) {
-    case GgmlType::Q4_0:
-      return DecodeRow<WeightQ4_0>(src, dst, k);
-    case GgmlType::Q4_1:
-      return DecodeRow<WeightQ4_1>(src, dst, k);
-    case GgmlType::Q5_0:
-      return DecodeRow<WeightQ5_0>(src, dst, k);
-    case GgmlType::Q5_1:
-      return DecodeRow<WeightQ5_1>(src, dst, k);
-    case GgmlType::Q8_0:
-      return DecodeRow<WeightQ8_0>(src, dst, k);
-    case GgmlType::Q2_K:
-      return DecodeRow<WeightQ2_K>(src, dst, k);
-    case GgmlType::Q3_K:
-      return DecodeRow<WeightQ3_K>(src, dst, k);
-    case GgmlType::Q4_K:
-      return DecodeRow<WeightQ4_K>(src, dst, k);
-    case GgmlType::Q5_K:
-      return DecodeRow<WeightQ5_K>(src, dst, k);
-    case GgmlType::Q6_K:
-      return DecodeRow<WeightQ6_K>(src, dst, k);
-    default:
-      return false;
-  }
+  return DecodeRowOf<WeightQ4_0, WeightQ4_1, WeightQ5_0, WeightQ5_1, WeightQ8_0, WeightQ2_K,
+                     WeightQ3_K, WeightQ4_K, WeightQ5_K, WeightQ6_K>(type, src, dst, k);
 #endif
 }
 

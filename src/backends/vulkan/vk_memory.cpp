@@ -43,13 +43,22 @@ uint32_t Allocator::find_type(uint32_t bits, VkMemoryPropertyFlags want,
   throw VkError(PI_ERR_DEVICE, "no Vulkan memory type with the needed properties");
 }
 
+int Allocator::type_index(uint32_t bits, VkMemoryPropertyFlags want,
+                          VkMemoryPropertyFlags prefer) const {
+  for (const VkMemoryPropertyFlags need : {want | prefer, want}) {
+    for (uint32_t i = 0; i < props_.memoryTypeCount; ++i) {
+      if ((bits & (1u << i)) && (props_.memoryTypes[i].propertyFlags & need) == need)
+        return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
 uint32_t Allocator::preferred_type(uint32_t bits, VkMemoryPropertyFlags want,
                                    VkMemoryPropertyFlags prefer) const {
-  for (uint32_t i = 0; i < props_.memoryTypeCount; ++i) {
-    const VkMemoryPropertyFlags f = props_.memoryTypes[i].propertyFlags;
-    if ((bits & (1u << i)) && (f & (want | prefer)) == (want | prefer)) return i;
-  }
-  return find_type(bits, want, 0);
+  const int i = type_index(bits, want, prefer);
+  if (i < 0) throw VkError(PI_ERR_DEVICE, "no Vulkan memory type with the needed properties");
+  return static_cast<uint32_t>(i);
 }
 
 std::unique_ptr<Block> Allocator::create_block(uint64_t size, bool dedicated) {
@@ -130,8 +139,8 @@ void Allocator::release(const Allocation& a) {
   b->free[off] = size;
 }
 
-VkResult Allocator::map_buffer(HostBuffer& h, VkBufferUsageFlags usage,
-                               const std::function<int(uint32_t bits)>& pick_type) {
+VkResult Allocator::map_buffer(HostBuffer& h, VkBufferUsageFlags usage, VkMemoryPropertyFlags want,
+                               VkMemoryPropertyFlags prefer) {
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = h.size;
   bi.usage = usage;
@@ -140,14 +149,7 @@ VkResult Allocator::map_buffer(HostBuffer& h, VkBufferUsageFlags usage,
   vkGetBufferMemoryRequirements(dev_, h.buffer, &req);
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
-  int type = -1;
-  try {
-    type = pick_type(req.memoryTypeBits);
-  } catch (...) {
-    vkDestroyBuffer(dev_, h.buffer, nullptr);
-    h.buffer = VK_NULL_HANDLE;
-    throw;
-  }
+  const int type = type_index(req.memoryTypeBits, want, prefer);
   ai.memoryTypeIndex = static_cast<uint32_t>(type);
   const VkResult r =
       type < 0 ? VK_ERROR_FEATURE_NOT_PRESENT : vkAllocateMemory(dev_, &ai, nullptr, &h.memory);
@@ -167,14 +169,9 @@ Allocator::HostBuffer Allocator::create_host_buffer(uint64_t size, VkBufferUsage
   h.size = size;
   h.cached = cached;
   // Coherent spares explicit flushes.
-  const VkMemoryPropertyFlags want =
-      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   check(map_buffer(h, usage,
-                   [&](uint32_t bits) {
-                     return static_cast<int>(
-                         cached ? preferred_type(bits, want, VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
-                                : find_type(bits, want, 0));
-                   }),
+                   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                   cached ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0),
         "vkAllocateMemory (host-visible)");
   return h;
 }
@@ -186,14 +183,7 @@ Allocator::HostBuffer Allocator::create_device_host_buffer(uint64_t size,
   const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
                                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                      VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  const auto pick = [&](uint32_t bits) {
-    for (uint32_t i = 0; i < props_.memoryTypeCount; ++i) {
-      if ((bits & (1u << i)) && (props_.memoryTypes[i].propertyFlags & want) == want)
-        return static_cast<int>(i);
-    }
-    return -1;
-  };
-  return map_buffer(h, usage, pick) == VK_SUCCESS ? h : HostBuffer{};
+  return map_buffer(h, usage, want, 0) == VK_SUCCESS ? h : HostBuffer{};
 }
 
 void Allocator::destroy_host_buffer(HostBuffer& b) {

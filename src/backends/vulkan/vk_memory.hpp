@@ -62,10 +62,13 @@ class Allocator {
                           VkMemoryPropertyFlags prefer) const;
 
  private:
-  // h.size bytes of `usage`, mapped, in the memory type pick_type chooses of
-  // the buffer's allowed ones (-1: none); on failure (returned) h holds nothing.
-  VkResult map_buffer(HostBuffer& h, VkBufferUsageFlags usage,
-                      const std::function<int(uint32_t bits)>& pick_type);
+  // Of the memory types in `bits`, the first with `want` and `prefer`, else
+  // the first with `want`; -1 when none has `want`.
+  int type_index(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer) const;
+  // h.size bytes of `usage`, mapped, in the memory type_index picks for the
+  // buffer; on failure (returned) h holds nothing.
+  VkResult map_buffer(HostBuffer& h, VkBufferUsageFlags usage, VkMemoryPropertyFlags want,
+                      VkMemoryPropertyFlags prefer);
   std::unique_ptr<Block> create_block(uint64_t size, bool dedicated);
   void destroy_block(Block* b);
   uint32_t find_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) const;
