@@ -169,7 +169,7 @@ void plan_mul_mat(const pi_node& n, const Features& features, OpPlan* p) {
 // kAttnTiledShared bytes). Fewer tokens, other D and devices with less shared
 // memory take flash_attn.comp, a workgroup per token and head.
 constexpr int64_t kAttnTileTokens = 16;
-constexpr uint32_t kAttnTiledShared = (16 * 129 + 32 * 129 + 16 * 32 + 16 + 1) * 4;
+constexpr uint32_t kAttnTiledShared = (16 * 129 + 32 * 129 + 16 * 32 + 2 * 128 + 16 + 2) * 4;
 bool tiled_attn(int64_t d, int64_t tokens, const Features& features) {
   return tokens > 8 && (d == 32 || d == 64 || d == 128) && features.max_shared >= kAttnTiledShared;
 }

@@ -4,11 +4,14 @@
 // positions that its 16 queries share, so each K/V row is read once per 16
 // tokens; flash_attn.comp, one workgroup per (token, head), reads every row
 // once per token. Per tile:
-//  1. K's 32 rows into shared memory as float, then the 16 x 32 scores, four
-//     positions per invocation, scaled and masked;
-//  2. the online softmax, one invocation per query: running max m and sum l,
-//     the tile's probabilities in place of its scores, and the factor corr
-//     that rescales the query's output so far;
+//  1. K's 32 rows into shared memory as float, then the 16 x 32 scores, eight
+//     invocations per query and four positions each, scaled and masked;
+//  2. the online softmax by the same eight invocations: the tile's max and
+//     sum through shared memory, each invocation's four probabilities, the
+//     running max m and sum l (the same in all eight: each reads the partial
+//     results in the same order), and the factor corr that rescales the
+//     query's output so far (one invocation per query, walking the tile's 32
+//     scores, had taken 40% of the kernel: session 44);
 //  3. V's 32 rows into the same shared memory, then O = O · corr + P · V:
 //     invocation i owns dim i % D of queries i / D + (128 / D) · c.
 // A tile that every query masks (a causal prompt's tiles past its last token)
@@ -23,7 +26,9 @@ const uint WG = 128u, BQ = 16u, BKV = 32u;
 const uint RS = 129u;       // row stride of the shared rows (D <= 128, padded against bank conflicts)
 shared float qs[BQ * RS];   // the queries, [query][d]
 shared float kv[BKV * RS];  // K's rows, then V's, [position][d]
-shared float sp[BQ * BKV];  // scores, then probabilities, [query][position]
+shared float sp[BQ * BKV];  // probabilities, [query][position]
+shared float pmax[WG];      // per invocation: the largest of its four scores
+shared float psum[WG];      // per invocation: the sum of its four probabilities
 shared float corr[BQ];      // per query: the tile's rescale factor, at the end 1 / l
 shared uint live[2];        // some score of the tile is not masked (tile parity)
 
@@ -78,7 +83,7 @@ void main() {
 
   float acc[BQ];
   [[unroll]] for (uint c = 0u; c < BQ; ++c) acc[c] = 0.0;
-  float m = NEG_INF, l = 0.0;  // query i's (i < BQ)
+  float m = NEG_INF, l = 0.0;  // query sq's, the same in its eight invocations
   for (uint j0 = 0u, f = 0u; j0 < n_kv; j0 += BKV, f ^= 1u) {
     // The mask of this invocation's four scores first: live[f] says whether the
     // tile has any score to compute. live[f ^ 1] (the next tile's) is cleared
@@ -104,25 +109,33 @@ void main() {
         const float qd = qs[sq * RS + d];
         [[unroll]] for (uint c = 0u; c < 4u; ++c) dot[c] += qd * kv[(sj + 8u * c) * RS + d];
       }
-      [[unroll]] for (uint c = 0u; c < 4u; ++c) sp[sq * BKV + sj + 8u * c] = ok[c] ? scale * dot[c] + mk[c] : NEG_INF;
-      barrier();
-      if (i < BQ) {
-        float tile_max = NEG_INF;
-        for (uint k = 0u; k < BKV; ++k) tile_max = max(tile_max, sp[i * BKV + k]);
-        const float m_new = max(m, tile_max);
-        float psum = 0.0;
-        for (uint k = 0u; k < BKV; ++k) {
-          const float s = sp[i * BKV + k];
-          const float p = is_neg_inf(s) ? 0.0 : exp_acc(s - m_new);
-          sp[i * BKV + k] = p;
-          psum += p;
-        }
-        const float c = is_neg_inf(m) ? 0.0 : exp_acc(m - m_new);
-        l = l * c + psum;
-        corr[i] = c;
-        m = m_new;
+      float mine = NEG_INF;
+      [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+        dot[c] = ok[c] ? scale * dot[c] + mk[c] : NEG_INF;
+        mine = max(mine, dot[c]);
       }
+      pmax[i] = mine;
+      barrier();
+      // The online softmax by the query's eight invocations, each over its four
+      // scores; all eight read the partial maxima and sums in the same order,
+      // so they hold the same m and l.
+      float tile_max = NEG_INF;
+      [[unroll]] for (uint k = 0u; k < 8u; ++k) tile_max = max(tile_max, pmax[8u * sq + k]);
+      const float m_new = max(m, tile_max);
+      float part = 0.0;
+      [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+        const float p = is_neg_inf(dot[c]) ? 0.0 : exp_acc(dot[c] - m_new);
+        sp[sq * BKV + sj + 8u * c] = p;
+        part += p;
+      }
+      psum[i] = part;
+      const float cq = is_neg_inf(m) ? 0.0 : exp_acc(m - m_new);
+      if (sj == 0u) corr[sq] = cq;
       barrier();  // the probabilities are in sp, and K is no longer read
+      float tile_sum = 0.0;
+      [[unroll]] for (uint k = 0u; k < 8u; ++k) tile_sum += psum[8u * sq + k];
+      l = l * cq + tile_sum;
+      m = m_new;
       load_tile(T_SRC2, vbase, vstride, j0, n_kv, D, v_words);
       barrier();
       [[unroll]] for (uint c = 0u; c < BQ; ++c) {
@@ -136,7 +149,7 @@ void main() {
     }
     barrier();  // before the next tile overwrites kv and sp
   }
-  if (i < BQ) corr[i] = l > 0.0 ? 1.0 / l : 0.0;  // a fully masked query writes zeros
+  if (sj == 0u) corr[sq] = l > 0.0 ? 1.0 / l : 0.0;  // a fully masked query writes zeros
   barrier();
   [[unroll]] for (uint c = 0u; c < BQ; ++c) {
     const uint qq = g + G * c, t = t0 + qq;
