@@ -27,6 +27,9 @@ struct MatShape {
   // give (always 0 for Q4_K), word-aligned as every backend may assume.
   bool unaligned = false;
   int64_t b3 = 1, b3a = 1;  // the outer batch of W and of A (b3a a multiple of b3)
+  // Only for types of 256-value super-blocks (K-quants): the shape's F32
+  // weights would pass the 128 MiB that lavapipe binds at once.
+  bool kquants_only = false;
 };
 
 // Row lengths: several blocks (an odd count of 32-blocks, two super-blocks),
@@ -137,6 +140,10 @@ const MatShape kShapes[] = {
     {"vector_rows", 2051, 1, 1, 1, RowLen::kFull},
     {"vector_rows_4099", 4099, 1, 1, 1, RowLen::kFull},  // past 4,096 rows: CUDA F16, 2 per block
     {"vector_rows_8195", 8195, 1, 1, 1},  // past 8,192 rows: Vulkan Q4_0, 4 per workgroup
+    // Past 8,192 rows of 4,096 values (over 16 MiB of Q4_K): CUDA Q4_K and
+    // Q6_K with each lane's activations held in registers over a one-wave
+    // grid (matvec_held.cu).
+    {"vector_rows_8195_full", 8195, 1, 1, 1, RowLen::kFull, false, 1, 1, true},
     {"cols3_rows", 1029, 3, 1, 1},
     {"cols8_rows", 601, 8, 1, 1},
     {"cols5_rows_full", 261, 5, 1, 1, RowLen::kFull},  // Vulkan F16: one row per workgroup
@@ -162,7 +169,9 @@ const MatShape kShapes[] = {
 std::vector<MulMatCase> all_cases() {
   std::vector<MulMatCase> cases;
   for (GgmlType t : kComputeTypes) {
-    for (const MatShape& s : kShapes) cases.push_back({t, s});
+    for (const MatShape& s : kShapes) {
+      if (!s.kquants_only || traits(t).block_size == 256) cases.push_back({t, s});
+    }
   }
   return cases;
 }

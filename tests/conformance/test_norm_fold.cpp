@@ -4,7 +4,9 @@
 // past the row) and 4,096 values (the longest the folded kernel takes), the
 // first product's rows as long as the others or, as a down projection's,
 // 6,176 and 14,368 values (the CUDA kernel then holds them over 256 threads),
-// and Q/K/V rows past 8,192 in all (4 rows per block): CUDA folds the ADD
+// and Q/K/V rows past 8,192 in all (4 rows per block; on CUDA, Q4_K or Q6_K
+// of 4,096 values, the kernel that holds each lane's activations in registers,
+// matvec_held.cu): CUDA folds the ADD
 // into the first product's kernel and the norm into the next products'
 // (fusion.hpp's kMatvecAdd and kNormMatvec) when the weights are F16; with
 // Q4_0, Q4_K or Q6_K weights over 4,096-8,192 values, the ADD, RMS_NORM and
@@ -201,9 +203,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Lengths{256, 256}, Lengths{2080, 2080}, Lengths{4096, 4096}, Lengths{2080, 6176},
         Lengths{4096, 14368}, Lengths{4096, 4096, true}, Lengths{4096, 4096, false, GgmlType::Q4_K},
-        Lengths{4096, 14336, false, GgmlType::Q4_K}, Lengths{4096, 4096, true, GgmlType::Q6_K},
-        Lengths{4096, 14336, false, GgmlType::Q6_K}, Lengths{4096, 4096, false, GgmlType::Q4_0},
-        Lengths{8192, 8192, false, GgmlType::Q4_0},
+        Lengths{4096, 14336, false, GgmlType::Q4_K}, Lengths{4096, 4096, true, GgmlType::Q4_K},
+        Lengths{4096, 4096, true, GgmlType::Q6_K}, Lengths{4096, 14336, false, GgmlType::Q6_K},
+        Lengths{4096, 4096, false, GgmlType::Q4_0}, Lengths{8192, 8192, false, GgmlType::Q4_0},
         Lengths{4096, 4096, false, GgmlType::Q4_K, GgmlType::Q8_0},
         Lengths{4096, 14336, false, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q6_K},
         Lengths{4096, 4096, false, GgmlType::Q4_K, std::nullopt, GgmlType::Q8_0},

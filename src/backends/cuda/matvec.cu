@@ -22,7 +22,9 @@
 // RMS_NORM and MUL after it (norm_epilogue; matvec.hpp's MatvecNormQ), or
 // the residual ADD after it and the RMS_NORM and MUL before it (matvec_fast's
 // FOLD; matvec.hpp's MatvecFold). Q4_K and Q6_K matrices share a launch
-// (kKQuantMix: each warp's rows are one matrix's, dotted as its type).
+// (kKQuantMix: each warp's rows are one matrix's, dotted as its type). One
+// column over long Q4_K or Q6_K rows of 4,096 values takes matvec_held.cu's
+// kernel instead, which holds each lane's activations in registers.
 // Other types and batched products take the generic kernel: lanes decode
 // consecutive 8-value chunks (quant_decode.cuh) in float32.
 #include <cuda_pipeline.h>
@@ -31,6 +33,9 @@
 
 #include "backends/cuda/act_quant.cuh"
 #include "backends/cuda/matvec.hpp"
+#include "backends/cuda/matvec_held.hpp"
+#include "backends/cuda/norm_q.cuh"
+#include "backends/cuda/packed_loads.cuh"
 #include "backends/cuda/pdl.cuh"
 #include "backends/cuda/quant_decode.cuh"
 
@@ -146,16 +151,6 @@ struct Slot {
       (Fmt<T>::kSeg / Fmt<T>::kBlock * Fmt<T>::kBytes + 32 + 15) / 16 * 16;
 };
 
-// What a kMatvecNormQ product's kernel does after its rows (MatvecNormQ).
-struct NormEpilogue {
-  const float* res;  // nullptr: none
-  float* sum;
-  const float* nw;
-  ActQuantPtrs q;    // the blocks of sum · nw
-  float* ssq;        // Σ sum² per block of 32
-  unsigned* counts;  // per block of 32 rows, zero before and after
-};
-
 struct FastArgs {
   // Matrix m's rows are the flat rows [m ? row_end[m - 1] : 0, row_end[m]).
   View w[kMaxGroupMats], d[kMaxGroupMats];
@@ -202,33 +197,6 @@ __device__ __forceinline__ float dot8(const float w[8], const float* x, bool a16
 #pragma unroll
   for (int i = 0; i < 8; ++i) s += w[i] * __ldg(x + i);
   return s;
-}
-
-// Four bytes at a 2-byte aligned shared-memory address.
-__device__ __forceinline__ uint32_t lds32(const uint8_t* p) {
-  const uint16_t* q = reinterpret_cast<const uint16_t*>(p);
-  return q[0] | (static_cast<uint32_t>(q[1]) << 16);
-}
-
-// Sixteen bytes at a 2-byte aligned shared-memory address: the aligned words
-// around them, realigned by byte permutes (cheaper than eight 16-bit loads).
-__device__ __forceinline__ void lds128(const uint8_t* p, uint32_t q[4]) {
-  // Pointer arithmetic, not an integer round trip, keeps the address in the
-  // shared space (LDS, not generic loads).
-  const int off = static_cast<int>(reinterpret_cast<uintptr_t>(p) & 3);
-  const uint32_t* w = reinterpret_cast<const uint32_t*>(p - off);
-  const bool odd = off != 0;
-  uint32_t x[5];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) x[i] = w[i];
-  x[4] = odd ? w[4] : 0u;
-  const uint32_t sel = odd ? 0x5432u : 0x3210u;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) q[i] = __byte_perm(x[i], x[i + 1], sel);
-}
-
-__device__ __forceinline__ int dp4a(uint32_t a, int b, int c) {
-  return __dp4a(static_cast<int>(a), b, c);
 }
 
 // Eight words of shared memory at p: two 16-byte loads where p is 16-byte
@@ -477,58 +445,6 @@ __device__ __forceinline__ void segment_dot(const FastArgs& p, const uint8_t* co
         }
       }
     }
-  }
-}
-
-// The warp that finishes the last of a block of 32 rows (rows n0 .. n0 +
-// nrows − 1 were its own; lane 0 wrote their sums to d) does that block's
-// ADD, its part of RMS_NORM's Σ sum² and the 8-bit blocks of sum · nw. Each
-// warp's lane 0 adds its rows to the block's counter with acquire-release
-// semantics (its sums before, the other warps' after: the CUDA programming
-// guide's "last block" reduction); the last leaves the counter at zero.
-__device__ __forceinline__ void norm_epilogue(const NormEpilogue& e, const float* d, int64_t n0,
-                                              int nrows, int lane) {
-  const int64_t blk = n0 / 32, i = 32 * blk + lane;
-  unsigned before = 0;
-  if (lane == 0) {
-    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
-                 : "=r"(before)
-                 : "l"(e.counts + blk), "r"(static_cast<unsigned>(nrows))
-                 : "memory");
-  }
-  if (__shfl_sync(0xffffffffu, before, 0) + nrows != 32) return;
-  __syncwarp();  // orders the other lanes' loads after lane 0's acquire
-  const float x = __ldcg(d + i) + e.res[i];
-  e.sum[i] = x;
-  const float ss = warp_sum(x * x);
-  quantize_block32(x * e.nw[i], blk, e.q);
-  if (lane == 0) {
-    e.ssq[blk] = ss;
-    e.counts[blk] = 0;
-  }
-}
-
-// RMS_NORM's factor r = 1 / sqrt(mean(x²) + eps) over k values (k % 128 ==
-// 0: four blocks' sums per float4; one load per lane up to k = 4,096) from
-// the k/32 per-block sums that a kMatvecNormQ product left (PendingNorm).
-__device__ __forceinline__ float norm_factor(const PendingNorm& n, int64_t k, int lane) {
-  float s = 0.0f;
-  for (int64_t b = lane; b < k / 128; b += 32) {
-    const float4 v = __ldcg(reinterpret_cast<const float4*>(n.ssq) + b);
-    s += (v.x + v.y) + (v.z + v.w);
-  }
-  return rsqrtf(warp_sum(s) / static_cast<float>(k) + n.eps);
-}
-
-// The first product over a kMatvecNormQ unit's blocks writes RMS_NORM's and
-// MUL's outputs: live warp w of `warps` takes values w·32 + lane, every
-// 32·warps-th.
-__device__ __forceinline__ void norm_outputs(const PendingNorm& n, int64_t k, float r, int64_t w,
-                                             int64_t warps, int lane) {
-  for (int64_t e = 32 * w + lane; e < k; e += 32 * warps) {
-    const float v = n.sum[e] * r;
-    n.norm[e] = v;
-    n.out[e] = v * n.nw[e];
   }
 }
 
@@ -1303,6 +1219,25 @@ bool refold(const View* d, int n, uint32_t type, const FastArgs& p, const Matvec
   return launch_fast_fold<kFoldNorm>(type, q, f, env.stream, env.sm_count);
 }
 
+// One column over long K-quant rows (matvec_held.cu) where that kernel takes
+// them; false, with nothing launched, otherwise.
+bool launch_held(uint32_t type, const FastArgs& p, const MatvecEnv& env) {
+  if (p.ncols != 1) return false;
+  HeldArgs h{};
+  for (int m = 0; m < p.nmat; ++m) {
+    h.w[m] = p.w[m];
+    h.d[m] = p.d[m];
+    h.row_end[m] = p.row_end[m];
+  }
+  h.nmat = p.nmat;
+  h.aq = p.aq;
+  h.ad = p.ad;
+  h.as = p.as;
+  h.pending = p.pending;
+  h.early = p.early;
+  return launch_matvec_held(type, h, env.stream, env.sm_count);
+}
+
 // One pass of columns [c0, c0 + ncols) over n matrices of types[m], whose
 // launch type is `type` (launch_type).
 void fast_pass(const View* w, const View* d, int n, const uint32_t* types, uint32_t type,
@@ -1311,7 +1246,7 @@ void fast_pass(const View* w, const View* d, int n, const uint32_t* types, uint3
   if (float_acts(type)) return launch_fast(type, p, env.stream);
   if (refold(d, n, type, p, env)) return;
   fast_acts(p, type, env);
-  launch_fast(type, p, env.stream);
+  if (!launch_held(type, p, env)) launch_fast(type, p, env.stream);
 }
 
 }  // namespace
