@@ -18,6 +18,7 @@
 #include <cuda_pipeline.h>
 
 #include <algorithm>
+#include <mutex>
 
 #include "backends/cuda/matvec_held.hpp"
 #include "backends/cuda/norm_q.cuh"
@@ -207,23 +208,37 @@ __global__ __launch_bounds__(kWarps * 32, 2) void matvec_held(HeldArgs p) {
   }
 }
 
-// Blocks of matvec_held<T> that fit on a multiprocessor (for the first
-// device that launches it), 0 where its shared memory cannot be had.
+// Blocks of matvec_held<T> that fit on a multiprocessor of the current
+// device, 0 where its shared memory cannot be had. A block's dynamic shared
+// memory past 48 KB must be allowed per device (a function's attributes
+// belong to the device's context: `--split-mode layer` launches it on
+// several), so each device is asked once.
 template <uint32_t T>
 int held_blocks_per_sm() {
-  static const int n = [] {
+  constexpr int kMaxDevices = 64;
+  static std::mutex mu;
+  static int blocks[kMaxDevices];
+  static bool asked[kMaxDevices];
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  const std::lock_guard<std::mutex> lock(mu);
+  if (!asked[dev]) {
     constexpr int smem = kWarps * kStages * HeldRow<T>::kBytes;
-    int blocks = 0;
+    int n = 0;
     if (cudaFuncSetAttribute(matvec_held<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) !=
             cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, matvec_held<T>, kWarps * 32, smem) !=
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, matvec_held<T>, kWarps * 32, smem) !=
             cudaSuccess) {
       (void)cudaGetLastError();  // not a launch's error: the fast path takes the products
-      blocks = 0;
+      n = 0;
     }
-    return blocks;
-  }();
-  return n;
+    blocks[dev] = n;
+    asked[dev] = true;
+  }
+  return blocks[dev];
 }
 
 template <uint32_t T>
