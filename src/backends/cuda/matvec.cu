@@ -33,6 +33,7 @@
 
 #include "backends/cuda/act_quant.cuh"
 #include "backends/cuda/matvec.hpp"
+#include "backends/cuda/matvec_args.cuh"
 #include "backends/cuda/matvec_held.hpp"
 #include "backends/cuda/norm_q.cuh"
 #include "backends/cuda/packed_loads.cuh"
@@ -149,32 +150,6 @@ template <uint32_t T>
 struct Slot {
   static constexpr int kBytes =
       (Fmt<T>::kSeg / Fmt<T>::kBlock * Fmt<T>::kBytes + 32 + 15) / 16 * 16;
-};
-
-struct FastArgs {
-  // Matrix m's rows are the flat rows [m ? row_end[m - 1] : 0, row_end[m]).
-  View w[kMaxGroupMats], d[kMaxGroupMats];
-  int64_t row_end[kMaxGroupMats];
-  int nmat;
-  // kKQuantMix: bit m set where matrix m's weights are Q6_K (else Q4_K).
-  unsigned q6k_mats;
-  int ncols;
-  // Quantized types: activations as 8-bit blocks of 32: codes and residual
-  // codes [ncols][K], scales and scale * Σ codes [ncols][K/32].
-  int8_t* aq;
-  int8_t* alo;
-  float* ad;
-  float* as;
-  View a;      // F16: the float32 activations
-  bool act16;  // F16: every activation row starts 16-byte aligned
-  // No kernel writes the weights (MatvecEnv::weights_early): their first
-  // loads may be issued before the kernel waits for the one before it.
-  bool early;
-  // One column over a kMatvecNormQ unit's blocks: the sums times the norm's
-  // factor (ssq == nullptr: none), the first product's writes (norm_outputs).
-  PendingNorm pending;
-  // A kMatvecNormQ product (one matrix, one column): norm_epilogue.
-  NormEpilogue epi;
 };
 
 // Warps per block: kFastWarps, fewer where their R slots each would pass the
@@ -300,13 +275,6 @@ struct SegRef {
   int64_t n;  // row within matrix m
 };
 
-// The group's matrix that flat row `row` is in.
-__device__ __forceinline__ int matrix_of(const FastArgs& p, int64_t row) {
-  int m = 0;
-  while (m + 1 < p.nmat && row >= p.row_end[m]) ++m;
-  return m;
-}
-
 template <uint32_t U>
 struct TypeC {
   static constexpr uint32_t kT = U;
@@ -332,7 +300,7 @@ __device__ __forceinline__ SegRef seg_ref(const FastArgs& p, int64_t row, int64_
   using F = Fmt<T>;
   const int m = matrix_of(p, row);
   const View& w = p.w[m];
-  const int64_t n = row - (m == 0 ? 0 : p.row_end[m - 1]), k = w.ne[0];
+  const int64_t n = row_in_matrix(p, m, row), k = w.ne[0];
   const int64_t k0 = seg * F::kSeg;
   const int len = static_cast<int>(k - k0 < F::kSeg ? k - k0 : F::kSeg);
   return {w.data + n * w.nb[1] + k0 / F::kBlock * F::kBytes, k0, len, m, n};
@@ -1219,25 +1187,6 @@ bool refold(const View* d, int n, uint32_t type, const FastArgs& p, const Matvec
   return launch_fast_fold<kFoldNorm>(type, q, f, env.stream, env.sm_count);
 }
 
-// One column over long K-quant rows (matvec_held.cu) where that kernel takes
-// them; false, with nothing launched, otherwise.
-bool launch_held(uint32_t type, const FastArgs& p, const MatvecEnv& env) {
-  if (p.ncols != 1) return false;
-  HeldArgs h{};
-  for (int m = 0; m < p.nmat; ++m) {
-    h.w[m] = p.w[m];
-    h.d[m] = p.d[m];
-    h.row_end[m] = p.row_end[m];
-  }
-  h.nmat = p.nmat;
-  h.aq = p.aq;
-  h.ad = p.ad;
-  h.as = p.as;
-  h.pending = p.pending;
-  h.early = p.early;
-  return launch_matvec_held(type, h, env.stream, env.sm_count);
-}
-
 // One pass of columns [c0, c0 + ncols) over n matrices of types[m], whose
 // launch type is `type` (launch_type).
 void fast_pass(const View* w, const View* d, int n, const uint32_t* types, uint32_t type,
@@ -1246,7 +1195,7 @@ void fast_pass(const View* w, const View* d, int n, const uint32_t* types, uint3
   if (float_acts(type)) return launch_fast(type, p, env.stream);
   if (refold(d, n, type, p, env)) return;
   fast_acts(p, type, env);
-  if (!launch_held(type, p, env)) launch_fast(type, p, env.stream);
+  if (!launch_matvec_held(type, p, env.stream, env.sm_count)) launch_fast(type, p, env.stream);
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ struct LaneActs {
   int sum16[8];
 };
 
-__device__ __forceinline__ void load_lane_acts(const HeldArgs& p, int lane, LaneActs& a) {
+__device__ __forceinline__ void load_lane_acts(const FastArgs& p, int lane, LaneActs& a) {
   const int4* xv = reinterpret_cast<const int4*>(p.aq) + 8 * lane;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
@@ -139,16 +139,8 @@ __device__ __forceinline__ float q6k_half(const uint8_t* row, int lane, const La
   return f16_bits_to_f32(ld16(b + 208)) * acc;
 }
 
-// The matrix of flat row `row` and the row within it.
-__device__ __forceinline__ int held_matrix(const HeldArgs& p, int64_t row, int64_t* n) {
-  int m = p.nmat - 1;
-  while (m > 0 && row < p.row_end[m - 1]) --m;
-  *n = row - (m > 0 ? p.row_end[m - 1] : 0);
-  return m;
-}
-
 template <uint32_t T>
-__global__ __launch_bounds__(kWarps * 32, 2) void matvec_held(HeldArgs p) {
+__global__ __launch_bounds__(kWarps * 32, 2) void matvec_held(FastArgs p) {
   constexpr int kRow = HeldRow<T>::kBytes, kPieces = kRow / 16;
   static_assert(kRow % 16 == 0, "rows of whole 16-byte pieces");
   extern __shared__ __align__(16) uint8_t smem[];
@@ -160,9 +152,8 @@ __global__ __launch_bounds__(kWarps * 32, 2) void matvec_held(HeldArgs p) {
   // either way, so that the wait below counts rows).
   auto stage = [&](int64_t row, int slot) {
     if (row < rows) {
-      int64_t n = 0;
-      const int m = held_matrix(p, row, &n);
-      const uint8_t* src = p.w[m].data + n * p.w[m].nb[1];
+      const int m = matrix_of(p, row);
+      const uint8_t* src = p.w[m].data + row_in_matrix(p, m, row) * p.w[m].nb[1];
       uint8_t* dst = slots + slot * kRow;
 #pragma unroll
       for (int j = 0; j < (kPieces + 31) / 32; ++j) {
@@ -201,9 +192,8 @@ __global__ __launch_bounds__(kWarps * 32, 2) void matvec_held(HeldArgs p) {
     slot = slot + 1 == kStages ? 0 : slot + 1;
     const float sum = warp_sum(v) * scale;
     if (lane == 0) {
-      int64_t n = 0;
-      const int m = held_matrix(p, row, &n);
-      reinterpret_cast<float*>(p.d[m].data)[n] = sum;
+      const int m = matrix_of(p, row);
+      reinterpret_cast<float*>(p.d[m].data)[row_in_matrix(p, m, row)] = sum;
     }
   }
 }
@@ -242,7 +232,7 @@ int held_blocks_per_sm() {
 }
 
 template <uint32_t T>
-bool launch_t(const HeldArgs& p, cudaStream_t stream, int sm_count) {
+bool launch_t(const FastArgs& p, cudaStream_t stream, int sm_count) {
   const int per_sm = held_blocks_per_sm<T>();
   if (per_sm <= 0) return false;
   const int64_t rows = p.row_end[p.nmat - 1];
@@ -255,8 +245,9 @@ bool launch_t(const HeldArgs& p, cudaStream_t stream, int sm_count) {
 
 }  // namespace
 
-bool launch_matvec_held(uint32_t type, const HeldArgs& p, cudaStream_t stream, int sm_count) {
-  if ((type != kQ4_K && type != kQ6_K) || sm_count <= 0) return false;
+bool launch_matvec_held(uint32_t type, const FastArgs& p, cudaStream_t stream, int sm_count) {
+  if ((type != kQ4_K && type != kQ6_K) || sm_count <= 0 || p.ncols != 1 || p.epi.res != nullptr)
+    return false;
   const int64_t row_bytes = kHeldK / 256 * (type == kQ4_K ? 144 : 210);
   if (p.row_end[p.nmat - 1] * row_bytes < kHeldMinBytes) return false;
   for (int m = 0; m < p.nmat; ++m) {
