@@ -176,7 +176,10 @@ uint32_t direct_rows_for(const pi_node& n) {
 // / 523.6 with 64. Q4_K rows that start 16-byte aligned (as GGUF's 32-byte alignment leaves them)
 // load an item as 3 uvec4s (PIECES): llama-8b Q4_K_M 209.0 / 210.4 against 196.4 / 200.0 with 12
 // words. Q4_0 with 4 rows or 32 invocations was no better (241.1 / 243.5, 245.5 / 236.5 against
-// 247.5 / 246.7).
+// 247.5 / 246.7). Each invocation's activation blocks held over many rows, as the CUDA held
+// kernel does, was slower (session 46, GPU span of a llama-8b Q4_K_M step): 2,897 -> 3,142 us
+// with row groups strided over half the workgroups, 2,792 -> 3,013 with subgroups over whole
+// rows taking gate, up and the output.
 void plan_direct(const pi_node& n, const Features& feat, OpPlan* p) {
   const pi_tensor &w = n.src[0], &d = n.dst;
   const bool qk = w.type != kQ4_0;  // two units per item
